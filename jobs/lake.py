@@ -1,0 +1,116 @@
+"""Table I/O: the only code that knows which Delta Lake engine is in use.
+
+Two engines give the same tables (``<root>/<layer>/<table>``, readable by any Delta reader):
+
+- ``spark``: native Spark Delta (``delta-spark``), used when Delta's Spark extension is on
+  the classpath (a cluster, Databricks, ``--packages``).
+- ``delta-rs``: the embedded default. Spark still does all computing and writes the Parquet
+  files from its executors; ``deltalake`` (delta-rs) commits those files to the Delta log,
+  and reads go through the table's active files back into Spark. The driver never holds
+  table data.
+
+Write modes, all atomic Delta commits::
+
+    lake.append(OFFSET_COMMITS, df)                       # add rows
+    lake.replace_range(OFFSET_COMMITS, df, start, end)    # replaceWhere start <= event_time < end
+    lake.overwrite(REPLAY_CHECKPOINTS, df)                # replace the whole table
+    lake.merge(INGEST_RUNS, df)                           # upsert on the table's keys
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Literal
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from jobs.spark import native_delta_available
+from schemas.tables import TableSpec
+
+EngineName = Literal["auto", "spark", "delta-rs"]
+
+
+class LakeError(RuntimeError):
+    """The lake cannot be used as asked; the message says what to fix."""
+
+
+def conform(df: DataFrame, spec: TableSpec) -> DataFrame:
+    """Select ``spec``'s columns in order and types; a missing column is an error."""
+    missing = [c for c in spec.columns if c not in df.columns]
+    if missing:
+        raise LakeError(f"cannot write {spec.path}: columns {missing} are missing from the data")
+    return df.select(*[F.col(f.name).cast(f.dataType).alias(f.name) for f in spec.schema.fields])
+
+
+def in_range(spec: TableSpec, start: datetime | None, end: datetime | None):
+    """Condition ``start <= event_time < end`` on ``spec`` (either bound optional)."""
+    if spec.event_time is None:
+        raise LakeError(f"{spec.path} has no event time column to select a range on")
+    column = F.col(spec.event_time)
+    condition = F.lit(True)
+    if start is not None:
+        condition = condition & (column >= F.lit(start))
+    if end is not None:
+        condition = condition & (column < F.lit(end))
+    return condition
+
+
+class Lake:
+    """A Delta lake rooted at one directory (or URI), written through one engine."""
+
+    def __init__(self, spark: SparkSession, root: str | Path, engine: EngineName = "auto"):
+        self.spark = spark
+        self.root = str(root) if "://" in str(root) else str(Path(root).resolve())
+        native = native_delta_available(spark)
+        if engine == "spark" and not native:
+            raise LakeError(
+                "delta_engine 'spark' needs Delta's Spark extension on the classpath "
+                "(spark-submit --packages io.delta:delta-spark_2.13:4.4.1, or a cluster that ships it); "
+                "use delta_engine 'auto' to fall back to the embedded delta-rs engine"
+            )
+        self.engine_name = "spark" if engine == "spark" or (engine == "auto" and native) else "delta-rs"
+        if self.engine_name == "spark":
+            from jobs.delta_native import NativeDeltaEngine
+
+            self._engine = NativeDeltaEngine(spark)
+        else:
+            from jobs.delta_rs import DeltaRsEngine
+
+            self._engine = DeltaRsEngine(spark)
+        self._requested_engine = engine
+
+    def path(self, spec: TableSpec) -> str:
+        return f"{self.root}/{spec.path}"
+
+    def staging(self) -> "Lake":
+        """The lake where gold tables wait for their audit before being published."""
+        return Lake(self.spark, f"{self.root}/_staging", self._requested_engine)
+
+    def exists(self, spec: TableSpec) -> bool:
+        return self._engine.exists(self.path(spec))
+
+    def read(self, spec: TableSpec, *, start: datetime | None = None, end: datetime | None = None) -> DataFrame:
+        """Rows of ``spec`` (in ``[start, end)`` of its event time when given); empty if absent."""
+        if not self.exists(spec):
+            return self.spark.createDataFrame([], spec.schema)
+        ranged = start is not None or end is not None
+        df = self._engine.read(self.path(spec), spec, start if ranged else None, end if ranged else None)
+        return df.where(in_range(spec, start, end)) if ranged else df
+
+    def append(self, spec: TableSpec, df: DataFrame) -> None:
+        self._engine.append(self.path(spec), spec, conform(df, spec))
+
+    def replace_range(self, spec: TableSpec, df: DataFrame, start: datetime, end: datetime) -> None:
+        """Replace the rows with ``start <= event_time < end`` by ``df`` (whose rows must lie in it)."""
+        if not start < end:
+            raise LakeError(f"empty range [{start}, {end}) for {spec.path}")
+        self._engine.replace_range(self.path(spec), spec, conform(df, spec), start, end)
+
+    def overwrite(self, spec: TableSpec, df: DataFrame) -> None:
+        self._engine.overwrite(self.path(spec), spec, conform(df, spec))
+
+    def merge(self, spec: TableSpec, df: DataFrame, keys: tuple[str, ...] | None = None) -> None:
+        """Upsert: rows matching on ``keys`` (default ``spec.keys``) are updated, others inserted."""
+        self._engine.merge(self.path(spec), spec, conform(df, spec), keys or spec.keys)

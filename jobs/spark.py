@@ -1,0 +1,104 @@
+"""The one place a SparkSession is built.
+
+Under ``spark-submit`` or on a cluster the master and resources come from there; the
+embedded default (``local[*]`` with settings for a small machine) is used only when
+nothing else set a master. Delta's Spark extension is switched on when configured
+(``delta_engine = "spark"``) or already present in the submitted configuration.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+from pyspark import SparkConf
+from pyspark.sql import SparkSession
+
+from schemas.config import SparkSettings
+
+DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
+DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
+EMBEDDED_MASTER = "local[*]"
+
+
+class JavaMissingError(RuntimeError):
+    """No usable Java runtime for Spark."""
+
+
+def check_java() -> str:
+    """Return the Java version line, or explain how to install Java 17+."""
+    java_home = os.environ.get("JAVA_HOME")
+    java = os.path.join(java_home, "bin", "java") if java_home else shutil.which("java")
+    if not java or not os.path.exists(java):
+        raise JavaMissingError(
+            "Spark needs Java 17 or newer and none was found. Install it (Debian/Ubuntu: "
+            "'apt-get install openjdk-17-jre-headless'; macOS: 'brew install openjdk@17') "
+            "or set JAVA_HOME to an installed JDK."
+        )
+    probe = subprocess.run([java, "-version"], capture_output=True, text=True, check=False)
+    line = (probe.stderr or probe.stdout).splitlines()[0] if (probe.stderr or probe.stdout) else ""
+    return line
+
+
+def _base_conf(settings: SparkSettings) -> dict[str, str]:
+    return {
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.shuffle.partitions": str(settings.shuffle_partitions),
+        "spark.sql.adaptive.enabled": "true",
+        "spark.sql.adaptive.coalescePartitions.enabled": "true",
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        # Delta stores timestamps as INT64 microseconds (Spark's default is INT96).
+        "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
+        "spark.sql.parquet.compression.codec": "zstd",
+        "spark.hadoop.mapreduce.fileoutputcommitter.marksuccessfuljobs": "false",
+        "spark.hadoop.parquet.enable.summary-metadata": "false",
+        "spark.sql.legacy.timeParserPolicy": "CORRECTED",
+        "spark.ui.showConsoleProgress": "false",
+    }
+
+
+def _embedded_conf(settings: SparkSettings) -> dict[str, str]:
+    """Settings for the embedded single-machine default."""
+    return {
+        "spark.master": EMBEDDED_MASTER,
+        "spark.driver.memory": settings.driver_memory,
+        "spark.ui.enabled": "false",
+        "spark.sql.warehouse.dir": os.path.join(os.environ.get("TMPDIR", "/tmp"), "offsetlake-warehouse"),
+        "spark.driver.extraJavaOptions": "-Dderby.system.home=" + os.environ.get("TMPDIR", "/tmp"),
+    }
+
+
+def build_session(settings: SparkSettings) -> SparkSession:
+    """Create (or reuse) the SparkSession described by ``settings``."""
+    submitted = SparkConf()  # what spark-submit / spark-defaults.conf already set
+    conf = _base_conf(settings)
+    if settings.master:
+        conf["spark.master"] = settings.master
+    elif not submitted.contains("spark.master"):
+        check_java()
+        conf.update(_embedded_conf(settings))
+    if settings.delta_engine == "spark":
+        conf["spark.sql.extensions"] = DELTA_EXTENSION
+        conf["spark.sql.catalog.spark_catalog"] = DELTA_CATALOG
+    conf.update(settings.conf)
+    conf.setdefault("spark.app.name", settings.app_name)
+
+    builder = SparkSession.builder
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel(os.environ.get("OFFSETLAKE_SPARK_LOG_LEVEL", "WARN"))
+    return spark
+
+
+def native_delta_available(spark: SparkSession) -> bool:
+    """True when Delta's Spark extension is configured and its classes load."""
+    extensions = spark.conf.get("spark.sql.extensions", "") or ""
+    if DELTA_EXTENSION not in extensions:
+        return False
+    try:
+        spark.sparkContext._jvm.java.lang.Class.forName(DELTA_EXTENSION)  # type: ignore[union-attr]
+    except Exception:  # py4j raises a generic Py4JJavaError for ClassNotFoundException
+        return False
+    return True
