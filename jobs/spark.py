@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 
 from pyspark import SparkConf
 from pyspark.sql import SparkSession
@@ -78,6 +79,10 @@ def build_session(settings: SparkSettings) -> SparkSession:
     elif not submitted.contains("spark.master"):
         check_java()
         conf.update(_embedded_conf(settings))
+    if conf.get("spark.master", submitted.get("spark.master", "")).startswith("local"):
+        # Python workers on this machine run the driver's interpreter (its virtualenv);
+        # PySpark reads this variable, not the conf, when it starts the context.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     if settings.delta_engine == "spark":
         conf["spark.sql.extensions"] = DELTA_EXTENSION
         conf["spark.sql.catalog.spark_catalog"] = DELTA_CATALOG

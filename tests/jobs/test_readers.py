@@ -1,0 +1,84 @@
+"""The line reader: exact line numbers, CRLF, gzip, and damage turned into rows."""
+
+from __future__ import annotations
+
+import gzip
+from datetime import datetime, timezone
+
+from jobs.readers import TextFile, read_lines
+
+AT = datetime(2026, 11, 21, 10, 5, tzinfo=timezone.utc)
+
+
+def text_file(path, name=None) -> TextFile:
+    return TextFile(
+        path=str(path),
+        source_file=name or path.name,
+        cluster="c1",
+        broker="broker-a",
+        event_at=AT,
+        source_timezone="Asia/Shanghai",
+        file_hash="h-" + path.name,
+    )
+
+
+def lines_of(spark, *files):
+    rows = read_lines(spark, [text_file(f) for f in files]).collect()
+    return sorted((r.source_file, r.line_no, r.line, r.read_error) for r in rows)
+
+
+def test_plain_file_without_trailing_newline(spark, tmp_path):
+    path = tmp_path / "a.jsonl"
+    path.write_bytes(b'{"a":1}\n\n{"b":2}')
+    assert lines_of(spark, path) == [("a.jsonl", 1, '{"a":1}', None), ("a.jsonl", 2, "", None), ("a.jsonl", 3, '{"b":2}', None)]
+
+
+def test_crlf_line_ends_are_removed(spark, tmp_path):
+    path = tmp_path / "client.log"
+    path.write_bytes(b"first\r\nsecond\r\n")
+    assert lines_of(spark, path) == [("client.log", 1, "first", None), ("client.log", 2, "second", None)]
+
+
+def test_gzip_is_read_by_content_not_name(spark, tmp_path):
+    path = tmp_path / "broker.log.1"
+    path.write_bytes(gzip.compress(b"x\ny\n"))
+    assert lines_of(spark, path) == [("broker.log.1", 1, "x", None), ("broker.log.1", 2, "y", None)]
+
+
+def test_corrupt_gzip_keeps_lines_before_the_damage(spark, tmp_path):
+    body = b"".join(b"line %d\n" % i for i in range(1, 20001))
+    compressed = gzip.compress(body)
+    path = tmp_path / "cut.jsonl.gz"
+    path.write_bytes(compressed[: len(compressed) // 2])
+    rows = lines_of(spark, path)
+    good, bad = rows[:-1], rows[-1]
+    assert good == [("cut.jsonl.gz", i, f"line {i}", None) for i in range(1, len(good) + 1)]
+    assert bad[1] == len(good) + 1 and bad[2] is None
+    assert bad[3].startswith("corrupt gzip stream")
+
+
+def test_invalid_utf8_line_is_flagged_and_neighbours_kept(spark, tmp_path):
+    path = tmp_path / "mixed.jsonl"
+    path.write_bytes(b"ok\n\xff\xfebad\nalso ok\n")
+    assert lines_of(spark, path) == [
+        ("mixed.jsonl", 1, "ok", None),
+        ("mixed.jsonl", 2, None, "invalid UTF-8 at byte 0 of the line"),
+        ("mixed.jsonl", 3, "also ok", None),
+    ]
+
+
+def test_empty_and_vanished_files(spark, tmp_path):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    gone = tmp_path / "gone.jsonl"
+    rows = lines_of(spark, empty, gone)
+    assert len(rows) == 1
+    assert rows[0][:3] == ("gone.jsonl", 1, None) and rows[0][3].startswith("cannot read file")
+
+
+def test_metadata_columns_travel_with_each_line(spark, tmp_path):
+    path = tmp_path / "m.log"
+    path.write_bytes(b"only\n")
+    row = read_lines(spark, [text_file(path)]).collect()[0]
+    assert (row.cluster, row.broker, row.source_timezone, row._file_hash) == ("c1", "broker-a", "Asia/Shanghai", "h-m.log")
+    assert row.event_at.replace(tzinfo=timezone.utc) == AT
