@@ -1,0 +1,172 @@
+"""Replay RocketMQ's two commit semantics over the evidence of one interval.
+
+Per queue (cluster, broker, topic, consumer_group, queue_id), events are ordered by
+``ORDERING``: time, then snapshots before commits at the same instant (a snapshot "at or
+before" a commit), then the landed file and line. Replay starts from the state a
+checkpoint holds at the interval's start, so two consecutive runs give exactly the rows
+one run over both intervals gives.
+
+- Broker semantics (overwrite-on-commit): ``stored_offset_before`` is the previous commit's
+  offset or, failing that, the latest snapshot at or before the commit.
+- Client semantics (increase-only): ``client_offset_after`` is the high-water mark: the
+  largest of the stored offset the client started from and every offset committed since.
+- A commit below ``stored_offset_before`` is a regression.
+
+Example, one queue, no checkpoint::
+
+    event       offset | stored_offset_before  client_offset_after  is_regression
+    snapshot    100    |
+    commit      120    | 100 (snapshot)        120                  false
+    commit      90     | 120 (commit)          120                  true
+    commit      130    | 90  (commit)          130                  false
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+QUEUE_KEY = ("cluster", "broker", "topic", "consumer_group", "queue_id")
+# Replay order within a queue; every column is non-null, so the order is total.
+ORDERING = ("event_at", "event_rank", "source_file", "line_rank")
+SNAPSHOT_RANK, COMMIT_RANK = 0, 1
+# A broker or client log line that repeats a commit of the canonical commit log (same
+# queue and offset, the log's second-precision time within one second before) is the same
+# commit seen twice; it is kept in bronze as corroboration and replayed once.
+CORROBORATION_WINDOW_SECONDS = 1
+REPLAYED_SNAPSHOT_SOURCES = ("main", "lmq", "bak")
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    commits: DataFrame  # silver/offset_commits_replayed
+    timeline: DataFrame  # silver/stored_offset_timeline
+    regressions: DataFrame  # silver/offset_regressions
+    checkpoint: DataFrame  # silver/replay_checkpoints (without as_of)
+
+
+def _ordered(frame_start: int | None, frame_end: int):
+    window = Window.partitionBy(*QUEUE_KEY).orderBy(*ORDERING)
+    return window.rowsBetween(Window.unboundedPreceding if frame_start is None else frame_start, frame_end)
+
+
+def observation_seq(rank: Column, source_file: Column, line_rank: Column) -> Column:
+    """A stable text position among a queue's observations at the same instant."""
+    return F.concat_ws("|", rank.cast("string"), source_file, F.lpad(line_rank.cast("string"), 12, "0"))
+
+
+def select_snapshots(snapshots: DataFrame) -> DataFrame:
+    """Broker snapshots to replay: each main file, and a ``.bak`` only where it stands in
+    for a main file that did not land (a ``.bak`` beside its main file is one persist older
+    and would read as a false decrease)."""
+    per_snapshot = Window.partitionBy("cluster", "broker", "snapshot_at").rowsBetween(
+        Window.unboundedPreceding, Window.unboundedFollowing
+    )
+    broker_files = snapshots.where(F.col("snapshot_source").isin(*REPLAYED_SNAPSHOT_SOURCES))
+    has_main = F.max((F.col("snapshot_source") != "bak").cast("int")).over(per_snapshot) == 1
+    return (
+        broker_files.withColumn("_has_main", has_main)
+        .where((F.col("snapshot_source") != "bak") | ~F.col("_has_main"))
+        .drop("_has_main")
+    )
+
+
+def without_corroborating_logs(commits: DataFrame) -> DataFrame:
+    """Drop log-told commits that repeat a commit of the canonical commit log."""
+    logged = commits.where(F.col("evidence") != "commit_log").alias("l")
+    canonical = commits.where(F.col("evidence") == "commit_log").alias("c")
+    matches = [F.col(f"l.{k}") == F.col(f"c.{k}") for k in (*QUEUE_KEY, "offset")]
+    within = (F.col("c.committed_at") >= F.col("l.committed_at")) & (
+        F.col("c.committed_at") < F.col("l.committed_at") + F.expr(f"INTERVAL {CORROBORATION_WINDOW_SECONDS} SECONDS")
+    )
+    uncorroborated = logged.join(canonical, on=[*matches, within], how="left_anti")
+    return commits.where(F.col("evidence") == "commit_log").unionByName(uncorroborated)
+
+
+def build_events(commits: DataFrame, snapshots: DataFrame) -> DataFrame:
+    """One row per replayed event (commit or snapshot) in a common shape."""
+    commit_events = without_corroborating_logs(commits).select(
+        *QUEUE_KEY,
+        "key_kind",
+        F.col("committed_at").alias("event_at"),
+        F.lit(COMMIT_RANK).alias("event_rank"),
+        "source_file",
+        F.coalesce("line_no", F.lit(0)).alias("line_rank"),
+        F.col("offset").alias("commit_offset"),
+        F.lit(None).cast("long").alias("snapshot_offset"),
+        "line_no", "client_host", "evidence", "commit_path", "_file_hash",
+    )
+    snapshot_events = select_snapshots(snapshots).select(
+        *QUEUE_KEY,
+        "key_kind",
+        F.col("snapshot_at").alias("event_at"),
+        F.lit(SNAPSHOT_RANK).alias("event_rank"),
+        "source_file",
+        F.lit(0).cast("long").alias("line_rank"),
+        F.lit(None).cast("long").alias("commit_offset"),
+        F.col("offset").alias("snapshot_offset"),
+        F.lit(None).cast("long").alias("line_no"),
+        F.lit(None).cast("string").alias("client_host"),
+        F.lit(None).cast("string").alias("evidence"),
+        F.lit(None).cast("string").alias("commit_path"),
+        F.lit(None).cast("string").alias("_file_hash"),
+    )
+    return commit_events.unionByName(snapshot_events)
+
+
+def with_replayed_state(events: DataFrame, seed: DataFrame) -> DataFrame:
+    """Add both semantics' state to every event, continuing from ``seed``.
+
+    Needs ``build_events`` rows and checkpoint rows (``seed``, may be empty). Adds
+    stored_offset_before, stored_before_source, stored_offset, previous_stored_offset,
+    client_offset_after, is_regression, previous_snapshot_offset, commit_regressions_between.
+    """
+    before = _ordered(None, -1)
+    upto = _ordered(None, 0)
+    is_commit = F.col("commit_offset").isNotNull()
+    seeded = events.join(seed.drop("key_kind"), on=list(QUEUE_KEY), how="left")
+    prev_commit = F.coalesce(F.last("commit_offset", ignorenulls=True).over(before), F.col("last_commit_offset"))
+    prev_snapshot = F.coalesce(F.last("snapshot_offset", ignorenulls=True).over(before), F.col("last_snapshot_offset"))
+    stage = (
+        seeded.withColumn("_prev_commit", prev_commit)
+        .withColumn("previous_snapshot_offset", prev_snapshot)
+        .withColumn("stored_offset", F.coalesce("commit_offset", "snapshot_offset"))
+        .withColumn(
+            "previous_stored_offset",
+            F.coalesce(F.last("stored_offset", ignorenulls=True).over(before), F.col("last_stored_offset")),
+        )
+        .withColumn("stored_offset_before", F.when(is_commit, F.coalesce("_prev_commit", "previous_snapshot_offset")))
+        .withColumn(
+            "stored_before_source",
+            F.when(is_commit & F.col("_prev_commit").isNotNull(), F.lit("commit")).when(
+                is_commit & F.col("previous_snapshot_offset").isNotNull(), F.lit("snapshot")
+            ),
+        )
+        .withColumn("is_regression", is_commit & F.coalesce(F.col("commit_offset") < F.col("stored_offset_before"), F.lit(False)))
+    )
+    # first commit's starting point: what the client read from the broker before committing
+    first_start = F.first(F.when(is_commit, F.struct("stored_offset_before")), ignorenulls=True).over(upto)
+    regressions_so_far = F.sum(F.col("is_regression").cast("long")).over(upto)
+    return (
+        stage.withColumn(
+            "client_offset_after",
+            F.when(
+                is_commit,
+                F.greatest(F.col("client_offset_hwm"), first_start["stored_offset_before"], F.max("commit_offset").over(upto)),
+            ),
+        )
+        .withColumn("_regressions_so_far", regressions_so_far)
+        .withColumn(
+            "_regressions_at_prev_snapshot",
+            F.last(F.when(~is_commit, F.col("_regressions_so_far")), ignorenulls=True).over(before),
+        )
+        .withColumn(
+            "commit_regressions_between",
+            F.when(
+                F.col("_regressions_at_prev_snapshot").isNotNull(),
+                F.col("_regressions_so_far") - F.col("_regressions_at_prev_snapshot"),
+            ).otherwise(F.col("_regressions_so_far") + F.coalesce("commit_regressions_since_snapshot", F.lit(0))),
+        )
+    )

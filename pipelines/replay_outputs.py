@@ -1,0 +1,148 @@
+"""The silver tables derived from replayed state (see pipelines.replay)."""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from pipelines.replay import ORDERING, QUEUE_KEY, ReplayResult, build_events, observation_seq, with_replayed_state
+
+
+
+def _is_commit() -> Column:
+    return F.col("commit_offset").isNotNull()
+
+
+def _seq() -> Column:
+    return observation_seq(F.col("event_rank"), F.col("source_file"), F.col("line_rank"))
+
+
+def replayed_commits(state: DataFrame) -> DataFrame:
+    """silver/offset_commits_replayed: every replayed commit with both semantics."""
+    return state.where(_is_commit()).select(
+        *QUEUE_KEY[:2],
+        F.col("event_at").alias("committed_at"),
+        "client_host",
+        "topic",
+        "consumer_group",
+        "key_kind",
+        "queue_id",
+        F.col("commit_offset").alias("offset"),
+        "evidence",
+        "commit_path",
+        "stored_offset_before",
+        "stored_before_source",
+        "client_offset_after",
+        "is_regression",
+        F.when(F.col("is_regression"), F.col("stored_offset_before") - F.col("commit_offset")).alias("regression_size"),
+        "source_file",
+        "line_no",
+        "_file_hash",
+        F.to_date("event_at").alias("commit_date"),
+    )
+
+
+def stored_offset_timeline(state: DataFrame) -> DataFrame:
+    """silver/stored_offset_timeline: what the broker stored after each observation.
+
+    ``consumed_increment`` is the positive part of the change from the previous
+    observation: a regression never counts as negative work.
+    """
+    change = F.col("stored_offset") - F.col("previous_stored_offset")
+    return state.select(
+        *QUEUE_KEY,
+        F.col("event_at").alias("observed_at"),
+        _seq().alias("observation_seq"),
+        F.when(_is_commit(), F.lit("commit")).otherwise(F.lit("snapshot")).alias("observation"),
+        "stored_offset",
+        "previous_stored_offset",
+        F.greatest(F.coalesce(change, F.lit(0)), F.lit(0)).alias("consumed_increment"),
+        F.to_date("event_at").alias("observed_date"),
+    )
+
+
+def regressions(state: DataFrame) -> DataFrame:
+    """silver/offset_regressions: commits below the stored offset, and snapshot pairs whose
+    offset went down with no commit regression between them to explain it."""
+    by_commit = state.where(F.col("is_regression")).select(
+        *QUEUE_KEY,
+        F.col("event_at").alias("detected_at"),
+        F.col("commit_offset").alias("offset"),
+        F.col("stored_offset_before").alias("stored_offset"),
+        F.lit("commit").alias("evidence"),
+        "client_host",
+        F.col("evidence").alias("commit_evidence"),
+        "commit_path",
+        "key_kind",
+        _seq().alias("observation_seq"),
+        "source_file",
+    )
+    by_snapshots = state.where(
+        ~_is_commit()
+        & (F.col("snapshot_offset") < F.col("previous_snapshot_offset"))
+        & (F.col("commit_regressions_between") == 0)
+    ).select(
+        *QUEUE_KEY,
+        F.col("event_at").alias("detected_at"),
+        F.col("snapshot_offset").alias("offset"),
+        F.col("previous_snapshot_offset").alias("stored_offset"),
+        F.lit("snapshot_pair").alias("evidence"),
+        F.lit(None).cast("string").alias("client_host"),
+        F.lit(None).cast("string").alias("commit_evidence"),
+        F.lit(None).cast("string").alias("commit_path"),
+        "key_kind",
+        _seq().alias("observation_seq"),
+        "source_file",
+    )
+    return (
+        by_commit.unionByName(by_snapshots)
+        .withColumn("regression_size", F.col("stored_offset") - F.col("offset"))
+        .withColumn("detected_date", F.to_date("detected_at"))
+    )
+
+
+def next_checkpoint(state: DataFrame, seed: DataFrame) -> DataFrame:
+    """Replay state per queue at the interval's end: the seed, moved on by the interval."""
+    order = F.struct(*ORDERING)
+    last_of = lambda column: F.max_by(column, F.when(F.col(column).isNotNull(), order))  # noqa: E731
+    is_snapshot = ~_is_commit()
+    moved = state.groupBy(*QUEUE_KEY).agg(
+        F.max_by("key_kind", order).alias("w_key_kind"),
+        last_of("commit_offset").alias("w_last_commit_offset"),
+        F.max("client_offset_after").alias("w_hwm"),
+        F.max_by("event_at", F.when(is_snapshot, order)).alias("w_last_snapshot_at"),
+        last_of("snapshot_offset").alias("w_last_snapshot_offset"),
+        F.max_by("commit_regressions_after", order).alias("w_regressions_after_snapshot"),
+        F.max("event_at").alias("w_last_stored_at"),
+        F.max_by("stored_offset", order).alias("w_last_stored_offset"),
+    )
+    joined = seed.join(moved, on=list(QUEUE_KEY), how="full_outer")
+    return joined.select(
+        *QUEUE_KEY,
+        F.coalesce("w_key_kind", "key_kind").alias("key_kind"),
+        F.coalesce("w_last_commit_offset", "last_commit_offset").alias("last_commit_offset"),
+        F.greatest("w_hwm", "client_offset_hwm").alias("client_offset_hwm"),
+        F.coalesce("w_last_snapshot_at", "last_snapshot_at").alias("last_snapshot_at"),
+        F.coalesce("w_last_snapshot_offset", "last_snapshot_offset").alias("last_snapshot_offset"),
+        F.coalesce("w_regressions_after_snapshot", "commit_regressions_since_snapshot", F.lit(0)).alias(
+            "commit_regressions_since_snapshot"
+        ),
+        F.coalesce("w_last_stored_at", "last_stored_at").alias("last_stored_at"),
+        F.coalesce("w_last_stored_offset", "last_stored_offset").alias("last_stored_offset"),
+    )
+
+
+def replay(commits: DataFrame, snapshots: DataFrame, seed: DataFrame) -> ReplayResult:
+    """Replay one interval's bronze commits and snapshots, continuing from ``seed``."""
+    state = with_replayed_state(build_events(commits, snapshots), seed)
+    state = state.withColumn(
+        # commit regressions since the latest snapshot, as of this event (carried in the checkpoint)
+        "commit_regressions_after",
+        F.when(_is_commit(), F.col("commit_regressions_between")).otherwise(F.lit(0)),
+    )
+    return ReplayResult(
+        commits=replayed_commits(state),
+        timeline=stored_offset_timeline(state),
+        regressions=regressions(state),
+        checkpoint=next_checkpoint(state, seed),
+    )
