@@ -32,8 +32,24 @@ class NativeDeltaEngine:
             writer = writer.partitionBy(*spec.partition_by)
         return writer.option("description", spec.grain)
 
-    def append(self, path: str, spec: TableSpec, df: DataFrame) -> None:
-        self._writer(df, spec, "append").save(path)
+    def append(self, path: str, spec: TableSpec, df: DataFrame, once_as: str | None = None) -> bool:
+        writer = self._writer(df, spec, "append")
+        if once_as:
+            if self._committed(path, once_as):
+                return False
+            # Delta skips a write whose (txnAppId, txnVersion) it has already committed.
+            writer = writer.option("txnAppId", once_as).option("txnVersion", 1)
+        writer.save(path)
+        return True
+
+    def _committed(self, path: str, app_id: str) -> bool:
+        if not self.exists(path):
+            return False
+        from deltalake import DeltaTable as RsTable
+
+        if "://" not in path or path.startswith("file://"):
+            return RsTable(path.removeprefix("file://")).transaction_version(app_id) is not None
+        return False
 
     def replace_range(self, path: str, spec: TableSpec, df: DataFrame, start: datetime, end: datetime) -> None:
         predicate = f"{spec.event_time} >= {_literal(start)} AND {spec.event_time} < {_literal(end)}"

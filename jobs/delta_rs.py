@@ -25,7 +25,7 @@ from urllib.parse import unquote
 import pyarrow as pa
 import pyarrow.dataset as pads
 import pyarrow.parquet as pq
-from deltalake import DeltaTable
+from deltalake import CommitProperties, DeltaTable, Transaction
 from deltalake.transaction import AddAction, RemoveAction
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -216,13 +216,19 @@ class DeltaRsEngine:
             for f in files
         ]
 
-    def _commit(self, table: DeltaTable, spec: TableSpec, actions: list) -> None:
-        if actions:
-            table.create_write_transaction(actions, mode="append", schema=table.schema(), partition_by=list(spec.partition_by))
+    def _commit(self, table: DeltaTable, spec: TableSpec, actions: list, once_as: str | None = None) -> None:
+        if actions or once_as:
+            properties = CommitProperties(app_transactions=[Transaction(app_id=once_as, version=1)]) if once_as else None
+            table.create_write_transaction(
+                actions, mode="append", schema=table.schema(), partition_by=list(spec.partition_by), commit_properties=properties
+            )
 
-    def append(self, path: str, spec: TableSpec, df: DataFrame) -> None:
+    def append(self, path: str, spec: TableSpec, df: DataFrame, once_as: str | None = None) -> bool:
         table = self._table(path, spec)
-        self._commit(table, spec, self._write_files(path, spec, df))
+        if once_as and table.transaction_version(once_as) is not None:
+            return False
+        self._commit(table, spec, self._write_files(path, spec, df), once_as)
+        return True
 
     def replace_range(self, path: str, spec: TableSpec, df: DataFrame, start: datetime, end: datetime) -> None:
         """Copy-on-write replaceWhere: files wholly inside the range are dropped, files that

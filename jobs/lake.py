@@ -12,6 +12,7 @@ Two engines give the same tables (``<root>/<layer>/<table>``, readable by any De
 Write modes, all atomic Delta commits::
 
     lake.append(OFFSET_COMMITS, df)                       # add rows
+    lake.append(OFFSET_COMMITS, df, once_as="batch-42")   # add rows at most once
     lake.replace_range(OFFSET_COMMITS, df, start, end)    # replaceWhere start <= event_time < end
     lake.overwrite(REPLAY_CHECKPOINTS, df)                # replace the whole table
     lake.merge(INGEST_RUNS, df)                           # upsert on the table's keys
@@ -99,8 +100,10 @@ class Lake:
         df = self._engine.read(self.path(spec), spec, start if ranged else None, end if ranged else None)
         return df.where(in_range(spec, start, end)) if ranged else df
 
-    def append(self, spec: TableSpec, df: DataFrame) -> None:
-        self._engine.append(self.path(spec), spec, conform(df, spec))
+    def append(self, spec: TableSpec, df: DataFrame, *, once_as: str | None = None) -> bool:
+        """Add ``df``'s rows. With ``once_as``, a Delta transaction identifier, the append
+        happens at most once: a repeat (a re-run after a crash) is skipped. True if written."""
+        return self._engine.append(self.path(spec), spec, conform(df, spec), once_as)
 
     def replace_range(self, spec: TableSpec, df: DataFrame, start: datetime, end: datetime) -> None:
         """Replace the rows with ``start <= event_time < end`` by ``df`` (whose rows must lie in it)."""

@@ -209,10 +209,12 @@ REJECTED_INPUTS = TableSpec(
 INGEST_RUNS = TableSpec(
     layer="ops",
     name="ingest_runs",
-    grain="one row per (run, landed file) with its record accounting",
-    keys=("run_id", "source_file"),
+    grain="one row per (ingest batch, landed file identity) with its record accounting",
+    keys=("batch_id", "identity"),
     schema=_fields(
         ("run_id", S, False),
+        # files ingested together; a batch is recorded as pending before its rows are written
+        ("batch_id", S, False),
         ("source_file", S, False),
         ("source_kind", S, False),
         ("cluster", S, True),
@@ -221,13 +223,36 @@ INGEST_RUNS = TableSpec(
         # identity under which the file counts as ingested (content hash, plus broker and time for snapshots)
         ("identity", S, False),
         ("_file_hash", S, False),
-        # ingested | duplicate | skipped
+        ("file_size", L, False),
+        ("file_mtime_ns", L, False),
+        # pending | ingested | duplicate | skipped
         ("status", S, False),
         ("status_reason", S, True),
         ("records_read", L, False),
         ("records_landed", L, False),
         ("records_quarantined", L, False),
+        # range of the event times the file's landed records carry
+        ("event_min_at", T, True),
+        ("event_max_at", T, True),
         ("ingested_at", T, False),
+    ),
+)
+
+REPLAY_RUNS = TableSpec(
+    layer="ops",
+    name="replay_runs",
+    grain="one row per replay of an interval",
+    keys=("run_id",),
+    schema=_fields(
+        ("run_id", S, False),
+        ("requested_from", T, True),
+        ("requested_to", T, True),
+        # the interval actually replayed: widened back to a checkpoint when late data arrived
+        ("replayed_from", T, False),
+        ("replayed_to", T, False),
+        ("commits_replayed", L, False),
+        ("regressions_found", L, False),
+        ("finished_at", T, False),
     ),
 )
 
@@ -323,6 +348,7 @@ REPLAY_CHECKPOINTS = TableSpec(
     name="replay_checkpoints",
     grain="one row per (checkpoint time, queue key): the replay state as of as_of",
     keys=("as_of", "cluster", "broker", "topic", "consumer_group", "queue_id"),
+    event_time="as_of",
     schema=_fields(
         ("as_of", T, False),
         ("cluster", S, False),
@@ -411,4 +437,5 @@ CONSUME_THROUGHPUT = TableSpec(
 BRONZE_TABLES = (OFFSET_SNAPSHOTS, OFFSET_COMMITS, QUEUE_OFFSETS, OFFSET_RESETS, DELAY_OFFSETS)
 SILVER_TABLES = (OFFSET_COMMITS_REPLAYED, STORED_OFFSET_TIMELINE, OFFSET_REGRESSIONS, REPLAY_CHECKPOINTS)
 GOLD_TABLES = (CONSUMER_LAG, CONSUMER_LAG_BY_GROUP, CONSUME_THROUGHPUT)
-ALL_TABLES = (*BRONZE_TABLES, REJECTED_INPUTS, INGEST_RUNS, *SILVER_TABLES, *GOLD_TABLES)
+OPS_TABLES = (INGEST_RUNS, REPLAY_RUNS)
+ALL_TABLES = (*BRONZE_TABLES, REJECTED_INPUTS, *OPS_TABLES, *SILVER_TABLES, *GOLD_TABLES)

@@ -146,3 +146,11 @@ def test_spark_engine_without_extension_is_a_clear_error(spark, tmp_path):
         pytest.skip("the extension is present in this session")
     with pytest.raises(LakeError, match="needs Delta's Spark extension"):
         Lake(spark, tmp_path / "lake", engine="spark")
+
+
+def test_append_once_as_skips_a_repeated_transaction(spark, lake):
+    rows = [row("a", ts(21, 10), 1)]
+    assert lake.append(SPEC, frame(spark, rows), once_as="ingest-batch-1") is True
+    assert lake.append(SPEC, frame(spark, rows), once_as="ingest-batch-1") is False
+    assert lake.append(SPEC, frame(spark, [row("b", ts(21, 11), 2)]), once_as="ingest-batch-2") is True
+    assert as_set(lake.read(SPEC)) == as_utc([rows[0], row("b", ts(21, 11), 2)])

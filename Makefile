@@ -1,0 +1,42 @@
+# The two commands of the README: `make demo` and `make test`. Each creates the virtual
+# environment on first use (uv, from the lock file), so nothing needs installing by hand
+# but Python 3.11 and Java 17+.
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+UV_VERSION := 0.13.9
+VENV := .venv
+UV := .tools/bin/uv
+export UV_PYTHON_DOWNLOADS := never
+
+.PHONY: demo test bench env check-java clean
+
+$(UV):
+	$(PYTHON) -m venv .tools
+	.tools/bin/pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
+
+$(VENV)/.synced: pyproject.toml uv.lock | $(UV)
+	$(UV) sync --frozen --all-extras --python $(PYTHON)
+	touch $@
+
+env: $(VENV)/.synced
+
+check-java:
+	@command -v java >/dev/null 2>&1 || { \
+	  echo "OffsetLake runs Spark, which needs Java 17 or newer, and no 'java' was found."; \
+	  echo "Install it (Debian/Ubuntu: sudo apt-get install openjdk-17-jre-headless; macOS: brew install openjdk@17)"; \
+	  echo "or put an installed JDK's bin/ on PATH (or set JAVA_HOME)."; exit 1; }
+	@major=$$(java -version 2>&1 | awk -F'"' '/version/ {print $$2}' | cut -d. -f1); \
+	 [ "$$major" -ge 17 ] 2>/dev/null || { \
+	  echo "Java $$major found; OffsetLake's Spark needs Java 17 or newer. Install openjdk-17 and put it first on PATH."; exit 1; }
+
+demo: env check-java
+	$(VENV)/bin/offsetlake demo
+
+test: env check-java
+	$(VENV)/bin/python -m pytest
+
+bench: env check-java
+	$(VENV)/bin/offsetlake bench
+
+clean:
+	rm -rf demo bench-results .pytest_cache spark-warehouse

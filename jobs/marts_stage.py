@@ -1,0 +1,106 @@
+"""Marts and publish stages: write-audit-publish for the gold tables.
+
+``build_marts`` computes the gold rows of the interval the replay covered and writes them
+to the staging lake (``<lake>/_staging``); the audit stage checks them there;
+``publish`` then replaces that interval of each gold table with the staged rows. Until
+the audit passes, analysts keep seeing the previous gold tables.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from pyspark.sql import functions as F
+
+from jobs.lake import Lake
+from jobs.replay_stage import ReplayWindow, last_replay
+from pipelines.marts import (
+    broker_offset_observations,
+    consume_throughput,
+    consumer_lag,
+    consumer_lag_by_group,
+)
+from schemas.config import Settings
+from schemas.tables import (
+    CONSUME_THROUGHPUT,
+    CONSUMER_LAG,
+    CONSUMER_LAG_BY_GROUP,
+    GOLD_TABLES,
+    QUEUE_OFFSETS,
+    REPLAY_CHECKPOINTS,
+    STORED_OFFSET_TIMELINE,
+    TableSpec,
+)
+
+QUEUE_COLUMNS = ("cluster", "broker", "topic", "consumer_group", "queue_id")
+
+
+class StageOrderError(RuntimeError):
+    """A stage ran before the one it depends on."""
+
+
+def window_floor(moment: datetime, window: timedelta) -> datetime:
+    """Start of the epoch-aligned tumbling window holding ``moment``."""
+    seconds = int(window.total_seconds())
+    epoch = int(moment.timestamp())
+    return datetime.fromtimestamp(epoch - epoch % seconds, tz=timezone.utc)
+
+
+def gold_ranges(window: ReplayWindow, settings: Settings) -> dict[str, tuple[datetime, datetime]]:
+    """The event-time range of each gold table that a run with this replay window rewrites."""
+    start, end = window.replayed_from, window.replayed_to
+    return {
+        CONSUMER_LAG.name: (start, end),
+        CONSUMER_LAG_BY_GROUP.name: (start, end),
+        CONSUME_THROUGHPUT.name: (window_floor(start, settings.replay.throughput_window), end),
+    }
+
+
+def _window(lake: Lake, run_id: str) -> ReplayWindow:
+    window = last_replay(lake, run_id)
+    if window is None:
+        raise StageOrderError(f"no replay recorded for run {run_id}: run the replay stage first (same --run-id)")
+    return window
+
+
+def build_marts(lake: Lake, settings: Settings, run_id: str) -> ReplayWindow:
+    """Compute the gold rows of the run's replay window into the staging lake."""
+    window = _window(lake, run_id)
+    ranges = gold_ranges(window, settings)
+    start, end = window.replayed_from, window.replayed_to
+    timeline = lake.read(STORED_OFFSET_TIMELINE, start=start, end=end)
+    seed = lake.read(REPLAY_CHECKPOINTS).where(F.col("as_of") == F.lit(start)).drop("as_of")
+    known = timeline.select(*QUEUE_COLUMNS).unionByName(seed.select(*QUEUE_COLUMNS)).distinct()
+    observations = broker_offset_observations(lake.read(QUEUE_OFFSETS, start=start, end=end), known)
+
+    staging = lake.staging()
+    lag = consumer_lag(observations, timeline, seed)
+    staging.overwrite(CONSUMER_LAG, lag)
+    staging.overwrite(CONSUMER_LAG_BY_GROUP, consumer_lag_by_group(staging.read(CONSUMER_LAG)))
+    throughput_from, _ = ranges[CONSUME_THROUGHPUT.name]
+    staging.overwrite(
+        CONSUME_THROUGHPUT,
+        consume_throughput(lake.read(STORED_OFFSET_TIMELINE, start=throughput_from, end=end), settings.replay.throughput_window),
+    )
+    return window
+
+
+def publish(lake: Lake, settings: Settings, run_id: str) -> dict[str, int]:
+    """Replace each gold table's range with its staged rows; rows published per table."""
+    window = _window(lake, run_id)
+    ranges = gold_ranges(window, settings)
+    staging = lake.staging()
+    published = {}
+    for spec in GOLD_TABLES:
+        if not staging.exists(spec):
+            raise StageOrderError(f"nothing staged for {spec.path}: run the marts stage first (same --run-id)")
+        staged = staging.read(spec)
+        start, end = ranges[spec.name]
+        lake.replace_range(spec, staged, start, end)
+        published[spec.path] = staged.count()
+    return published
+
+
+def staged_table(lake: Lake, spec: TableSpec):
+    """Gold rows waiting for their audit (what the audit stage checks)."""
+    return lake.staging().read(spec)

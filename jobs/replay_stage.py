@@ -1,0 +1,145 @@
+"""Replay stage: bronze evidence of an interval -> silver replayed commits, timeline, regressions.
+
+Exactness across runs rests on checkpoints: each replay ends by storing every queue's
+state as of its interval's end (silver/replay_checkpoints), and the next replay starts
+from the checkpoint at its own start. The interval actually replayed can be wider than
+the one asked for:
+
+- no checkpoint at the requested start: replay from the latest checkpoint before it (or
+  from the beginning), re-deriving the rows in between, which comes out identical;
+- late data (files ingested by this run whose events precede the start): replay from the
+  latest checkpoint before the earliest late event, through every interval already processed.
+
+Silver rows of the replayed interval are replaced (Delta replaceWhere), so re-running an
+interval leaves the tables as they were.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from jobs.lake import Lake
+from pipelines.replay_outputs import replay
+from schemas.config import Settings
+from schemas.tables import (
+    INGEST_RUNS,
+    OFFSET_COMMITS,
+    OFFSET_COMMITS_REPLAYED,
+    OFFSET_REGRESSIONS,
+    OFFSET_SNAPSHOTS,
+    REPLAY_CHECKPOINTS,
+    REPLAY_RUNS,
+    STORED_OFFSET_TIMELINE,
+)
+
+# Start of time for a replay with no checkpoint before it.
+EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_TICK = timedelta(microseconds=1)
+
+
+@dataclass(frozen=True)
+class ReplayWindow:
+    requested_from: datetime | None
+    requested_to: datetime | None
+    replayed_from: datetime  # EPOCH: from the beginning, with no checkpoint
+    replayed_to: datetime
+
+
+def _aware(value: datetime | None) -> datetime | None:
+    return None if value is None else value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value
+
+
+def checkpoint_times(lake: Lake) -> list[datetime]:
+    """The as_of of every stored checkpoint, ascending (one small aggregate)."""
+    times = lake.read(REPLAY_CHECKPOINTS).select("as_of").distinct().collect()
+    return sorted(_aware(r.as_of) for r in times)
+
+
+def _ingest_bounds(lake: Lake, run_id: str) -> tuple[datetime | None, datetime | None, datetime | None]:
+    """(earliest event ingested by this run, latest event ingested by any run, latest by this run)."""
+    runs = lake.read(INGEST_RUNS).where(F.col("status") == "ingested")
+    mine = F.col("run_id") == run_id
+    row = runs.agg(
+        F.min(F.when(mine, F.col("event_min_at"))).alias("late"),
+        F.max("event_max_at").alias("latest"),
+        F.max(F.when(mine, F.col("event_max_at"))).alias("mine_latest"),
+    ).collect()[0]
+    return _aware(row.late), _aware(row.latest), _aware(row.mine_latest)
+
+
+def plan_window(
+    requested_from: datetime | None,
+    requested_to: datetime | None,
+    checkpoints: list[datetime],
+    earliest_new_event: datetime | None,
+    latest_event: datetime | None,
+) -> ReplayWindow:
+    """Decide the interval to replay (pure; see the module docstring).
+
+    Without ``requested_from`` the run continues from the latest checkpoint; without
+    ``requested_to`` it runs through the latest event landed.
+    """
+    start = requested_from if requested_from is not None else (checkpoints[-1] if checkpoints else EPOCH)
+    end = requested_to if requested_to is not None else (latest_event + _TICK if latest_event else start + _TICK)
+    end = max(end, start + _TICK)
+    late = earliest_new_event is not None and earliest_new_event < start
+    anchor = min(start, earliest_new_event) if late else start
+    usable = [c for c in checkpoints if c <= anchor]
+    replayed_from = usable[-1] if usable else EPOCH
+    replayed_to = max([end, *[c for c in checkpoints if late and c > end]])
+    return ReplayWindow(requested_from, requested_to, replayed_from, replayed_to)
+
+
+def _seed(lake: Lake, as_of: datetime) -> DataFrame:
+    if as_of == EPOCH:
+        return lake.spark.createDataFrame([], REPLAY_CHECKPOINTS.schema).drop("as_of")
+    return lake.read(REPLAY_CHECKPOINTS).where(F.col("as_of") == F.lit(as_of)).drop("as_of")
+
+
+def run_replay(lake: Lake, settings: Settings, requested_from: datetime | None, requested_to: datetime | None, run_id: str) -> ReplayWindow:
+    """Replay the interval and write the silver tables and the next checkpoint."""
+    late, latest, _ = _ingest_bounds(lake, run_id)
+    window = plan_window(requested_from, requested_to, checkpoint_times(lake), late, latest)
+    start, end = window.replayed_from, window.replayed_to
+    result = replay(
+        lake.read(OFFSET_COMMITS, start=start, end=end),
+        lake.read(OFFSET_SNAPSHOTS, start=start, end=end),
+        _seed(lake, start),
+    )
+    lake.replace_range(OFFSET_COMMITS_REPLAYED, result.commits, start, end)
+    lake.replace_range(STORED_OFFSET_TIMELINE, result.timeline, start, end)
+    lake.replace_range(OFFSET_REGRESSIONS, result.regressions, start, end)
+    # the new checkpoint supersedes any taken inside the replayed interval
+    lake.replace_range(REPLAY_CHECKPOINTS, result.checkpoint.withColumn("as_of", F.lit(end)), start + _TICK, end + _TICK)
+    _prune_checkpoints(lake, settings.replay.checkpoints_kept)
+    _record(lake, run_id, window)
+    return window
+
+
+def _prune_checkpoints(lake: Lake, kept: int) -> None:
+    times = checkpoint_times(lake)
+    if len(times) > kept:
+        empty = lake.spark.createDataFrame([], REPLAY_CHECKPOINTS.schema)
+        lake.replace_range(REPLAY_CHECKPOINTS, empty, EPOCH, times[-kept])
+
+
+def _record(lake: Lake, run_id: str, window: ReplayWindow) -> None:
+    start, end = window.replayed_from, window.replayed_to
+    replayed = lake.read(OFFSET_COMMITS_REPLAYED, start=start, end=end)
+    counts = replayed.agg(F.count(F.lit(1)).alias("n"), F.sum(F.col("is_regression").cast("long")).alias("r")).collect()[0]
+    regressions = lake.read(OFFSET_REGRESSIONS, start=start, end=end).count()
+    row = [(run_id, window.requested_from, window.requested_to, start, end, counts.n, regressions, datetime.now(timezone.utc))]
+    lake.merge(REPLAY_RUNS, lake.spark.createDataFrame(row, REPLAY_RUNS.schema))
+
+
+def last_replay(lake: Lake, run_id: str) -> ReplayWindow | None:
+    """The window the replay of ``run_id`` used (the marts and publish stages follow it)."""
+    rows = lake.read(REPLAY_RUNS).where(F.col("run_id") == run_id).collect()
+    if not rows:
+        return None
+    r = rows[0]
+    return ReplayWindow(_aware(r.requested_from), _aware(r.requested_to), _aware(r.replayed_from), _aware(r.replayed_to))
