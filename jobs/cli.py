@@ -30,8 +30,10 @@ def utc_time(text: str) -> datetime:
 
 
 def _common(parser: argparse.ArgumentParser, *, landing: bool) -> None:
-    if landing:
-        parser.add_argument("--landing", type=Path, required=True, help="landing directory the brokers' files are collected into")
+    parser.add_argument(
+        "--landing", type=Path, required=landing,
+        help="landing directory the brokers' files are collected into" + ("" if landing else " (read by ingest only)"),
+    )
     parser.add_argument("--lake", type=Path, required=True, help="root of the Delta lake (tables at <lake>/<layer>/<table>)")
     parser.add_argument(
         "--from", dest="start", type=utc_time, help="start of the event-time interval [from, to), ISO-8601 UTC; "

@@ -52,7 +52,7 @@ def dispatch(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     check_interval(args)
     check_lake(args.lake)
-    landing = getattr(args, "landing", None)
+    landing = args.landing if args.command in ("ingest", "run") else None
     if landing is not None and not landing.is_dir():
         raise LandingError(f"landing directory {landing} does not exist: pass the directory your collectors write to")
     stages = ("ingest", "replay", "marts", "audit", "publish") if args.command == "run" else (args.command,)

@@ -36,7 +36,7 @@ SNAPSHOT_RANK, COMMIT_RANK = 0, 1
 # queue and offset, the log's second-precision time within one second before) is the same
 # commit seen twice; it is kept in bronze as corroboration and replayed once.
 CORROBORATION_WINDOW_SECONDS = 1
-REPLAYED_SNAPSHOT_SOURCES = ("main", "lmq", "bak")
+REPLAYED_SNAPSHOT_SOURCES = ("main", "bak", "lmq", "lmq_bak")
 
 
 @dataclass(frozen=True)
@@ -59,16 +59,17 @@ def observation_seq(rank: Column, source_file: Column, line_rank: Column) -> Col
 
 def select_snapshots(snapshots: DataFrame) -> DataFrame:
     """Broker snapshots to replay: each main file, and a ``.bak`` only where it stands in
-    for a main file that did not land (a ``.bak`` beside its main file is one persist older
-    and would read as a false decrease)."""
-    per_snapshot = Window.partitionBy("cluster", "broker", "snapshot_at").rowsBetween(
+    for a main file of the same kind (offsets or LMQ offsets) that did not land (a ``.bak``
+    beside its main file is one persist older and would read as a false decrease)."""
+    is_bak = F.col("snapshot_source").endswith("bak")
+    document = F.col("snapshot_source").startswith("lmq")
+    per_snapshot = Window.partitionBy("cluster", "broker", "snapshot_at", document).rowsBetween(
         Window.unboundedPreceding, Window.unboundedFollowing
     )
     broker_files = snapshots.where(F.col("snapshot_source").isin(*REPLAYED_SNAPSHOT_SOURCES))
-    has_main = F.max((F.col("snapshot_source") != "bak").cast("int")).over(per_snapshot) == 1
     return (
-        broker_files.withColumn("_has_main", has_main)
-        .where((F.col("snapshot_source") != "bak") | ~F.col("_has_main"))
+        broker_files.withColumn("_has_main", F.max((~is_bak).cast("int")).over(per_snapshot) == 1)
+        .where(~is_bak | ~F.col("_has_main"))
         .drop("_has_main")
     )
 

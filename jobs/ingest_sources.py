@@ -1,0 +1,172 @@
+"""Route each landed file to its reader and parser; gather the rows per bronze table.
+
+| source kind     | reader                                  | parser                                     | lands in |
+|-----------------|-----------------------------------------|--------------------------------------------|----------|
+| snapshots       | snapshot_reader.read_snapshot_documents | snapshots.explode_snapshots / _delay_offsets | offset_snapshots, delay_offsets |
+| client_offsets  | snapshot_reader.read_client_offset_files| client_offsets.explode_client_offsets      | offset_snapshots |
+| commits         | readers.read_lines                      | commit_events.parse_commit_events          | offset_commits |
+| broker_logs     | readers.read_lines                      | broker_log.parse_broker_log                | offset_commits, offset_resets |
+| client_logs     | readers.read_lines                      | client_log.parse_client_log                | offset_commits |
+| progress        | readers.read_lines                      | admin_progress.parse_admin_progress        | queue_offsets |
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import reduce
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import StringType, StructField, StructType
+
+from jobs.landing import LandedFile
+from jobs.readers import TextFile, read_lines
+from jobs.snapshot_reader import ClientOffsetFile, SnapshotFile, read_client_offset_files, read_snapshot_documents
+from pipelines.admin_progress import parse_admin_progress
+from pipelines.broker_log import parse_broker_log
+from pipelines.client_log import parse_client_log
+from pipelines.client_offsets import explode_client_offsets
+from pipelines.commit_events import parse_commit_events
+from pipelines.config_files import classify_config_file
+from pipelines.quarantine import Parsed
+from pipelines.snapshots import explode_delay_offsets, explode_snapshots, select_snapshot_documents
+from schemas.config import Settings
+from schemas.tables import DELAY_OFFSETS, OFFSET_COMMITS, OFFSET_RESETS, OFFSET_SNAPSHOTS, QUEUE_OFFSETS, TableSpec
+
+SKIPPED_SCHEMA = StructType(
+    [StructField("source_file", StringType()), StructField("status", StringType()), StructField("status_reason", StringType())]
+)
+
+
+@dataclass
+class SourceOutput:
+    """Rows per bronze table, rejected rows, per-file accounting and files not ingested."""
+
+    landed: dict[TableSpec, DataFrame]
+    rejected: DataFrame
+    accounting: DataFrame  # source_file, records_landed, records_quarantined, event_min_at, event_max_at
+    skipped: DataFrame  # source_file, status, status_reason
+    _persisted: list[DataFrame] = field(default_factory=list)
+
+    def release(self) -> None:
+        for df in self._persisted:
+            df.unpersist()
+
+
+class _Collector:
+    """Accumulates parsers' outputs per table, tagging rejections with their source kind."""
+
+    def __init__(self, spark: SparkSession):
+        self.spark = spark
+        self.landed: dict[TableSpec, list[DataFrame]] = {}
+        self.rejected: list[DataFrame] = []
+        self.skipped: list[DataFrame] = []
+
+    def add(self, spec: TableSpec, parsed: Parsed, source_kind: str) -> None:
+        self.landed.setdefault(spec, []).append(parsed.landed)
+        self.rejected.append(parsed.rejected.withColumn("source_kind", F.lit(source_kind)))
+
+    def skip(self, rows: list[tuple[str, str, str]]) -> None:
+        if rows:
+            self.skipped.append(self.spark.createDataFrame(rows, SKIPPED_SCHEMA))
+
+
+def _union(frames: list[DataFrame]) -> DataFrame:
+    return reduce(lambda a, b: a.unionByName(b), frames)
+
+
+def _text_files(files: list[LandedFile], hashes: dict[str, str], zone) -> list[TextFile]:
+    return [
+        TextFile(str(f.path), str(f.path), f.cluster, f.broker, f.event_at if f.time_source == "path" else None, zone(f.cluster), hashes[str(f.path)])
+        for f in files
+    ]
+
+
+def _snapshots(spark, collector: _Collector, files: list[LandedFile], hashes: dict[str, str]) -> None:
+    read, skipped = [], []
+    for f in files:
+        kind = classify_config_file(f.name)
+        if not kind.is_read:
+            skipped.append((str(f.path), "skipped", kind.skip_reason))
+            continue
+        read.append(SnapshotFile(str(f.path), f.cluster, f.broker or "unknown", f.event_at, kind.file_role, kind.document_kind, hashes[str(f.path)]))
+    collector.skip(skipped)
+    if not read:
+        return
+    selection = select_snapshot_documents(read_snapshot_documents(spark, read))
+    collector.add(OFFSET_SNAPSHOTS, explode_snapshots(selection.ingest), "snapshots")
+    collector.add(DELAY_OFFSETS, explode_delay_offsets(selection.ingest), "snapshots")
+    collector.skipped.append(selection.skipped.select("source_file", "status", "status_reason"))
+
+
+def _client_offsets(spark, collector: _Collector, files: list[LandedFile], hashes: dict[str, str]) -> None:
+    client_files = [ClientOffsetFile(str(f.path), f.cluster, f.event_at, hashes[str(f.path)]) for f in files]
+    result = explode_client_offsets(read_client_offset_files(spark, client_files))
+    collector.add(OFFSET_SNAPSHOTS, result.parsed, "client_offsets")
+    collector.skipped.append(result.skipped.select("source_file", "status", "status_reason"))
+
+
+def parse_sources(spark: SparkSession, settings: Settings, files: list[LandedFile], hashes: dict[str, str]) -> SourceOutput:
+    """Read and parse ``files`` (any kinds); see the module docstring for the routing."""
+    collector = _Collector(spark)
+    by_kind: dict[str, list[LandedFile]] = {}
+    for f in files:
+        by_kind.setdefault(f.source_kind, []).append(f)
+    if by_kind.get("snapshots"):
+        _snapshots(spark, collector, by_kind["snapshots"], hashes)
+    if by_kind.get("client_offsets"):
+        _client_offsets(spark, collector, by_kind["client_offsets"], hashes)
+    zones = {
+        "commits": lambda cluster: "UTC",
+        "broker_logs": lambda cluster: settings.cluster(cluster).broker_log_timezone,
+        "client_logs": lambda cluster: settings.cluster(cluster).client_log_timezone,
+        "progress": lambda cluster: settings.cluster(cluster).admin_timezone,
+    }
+    for kind, zone in zones.items():
+        if not by_kind.get(kind):
+            continue
+        lines = read_lines(spark, _text_files(by_kind[kind], hashes, zone))
+        if kind == "commits":
+            collector.add(OFFSET_COMMITS, parse_commit_events(lines), kind)
+        elif kind == "broker_logs":
+            parsed = parse_broker_log(lines)
+            collector.add(OFFSET_COMMITS, parsed.commits, kind)
+            collector.add(OFFSET_RESETS, parsed.resets, kind)
+        elif kind == "client_logs":
+            collector.add(OFFSET_COMMITS, parse_client_log(lines), kind)
+        else:
+            collector.add(QUEUE_OFFSETS, parse_admin_progress(lines), kind)
+    return _finish(spark, collector)
+
+
+def _finish(spark: SparkSession, collector: _Collector) -> SourceOutput:
+    persisted = []
+
+    def keep(df: DataFrame) -> DataFrame:
+        persisted.append(df.persist(StorageLevel.MEMORY_AND_DISK))
+        return persisted[-1]
+
+    landed = {spec: keep(_union(frames)) for spec, frames in collector.landed.items()}
+    rejected = keep(_union(collector.rejected)) if collector.rejected else None
+    parts = [
+        df.select("source_file", F.lit(1).alias("landed"), F.lit(0).alias("quarantined"), F.col(spec.event_time).alias("at"))
+        for spec, df in landed.items()
+    ]
+    if rejected is not None:
+        parts.append(rejected.select("source_file", F.lit(0).alias("landed"), F.lit(1).alias("quarantined"), F.lit(None).cast("timestamp").alias("at")))
+    if parts:
+        accounting = _union(parts).groupBy("source_file").agg(
+            F.sum("landed").alias("records_landed"),
+            F.sum("quarantined").alias("records_quarantined"),
+            F.min("at").alias("event_min_at"),
+            F.max("at").alias("event_max_at"),
+        )
+    else:
+        accounting = spark.createDataFrame([], "source_file string, records_landed long, records_quarantined long, event_min_at timestamp, event_max_at timestamp")
+    if rejected is None:
+        from schemas.tables import REJECTED_INPUTS
+
+        rejected = spark.createDataFrame([], REJECTED_INPUTS.schema).drop("rejected_at", "_ingest_run_id")
+    skipped = _union(collector.skipped) if collector.skipped else spark.createDataFrame([], SKIPPED_SCHEMA)
+    return SourceOutput(landed, rejected, accounting, skipped, persisted)

@@ -1,0 +1,158 @@
+"""Ingest stage: new landed files -> bronze tables, bad records -> quarantine, accounting -> ops.
+
+A run ingests each file identity once (jobs.landing.identity). Files go in batches, and
+a batch is crash-safe: its files are first recorded as ``pending`` in ops/ingest_runs;
+each bronze append carries a Delta transaction id of the batch, so repeating it is a
+no-op; the files' final status and record counts are recorded last. A run that finds a
+pending batch (a crash) completes it first: whatever it had written is not written twice.
+
+With ``--from``/``--to``, files whose path gives a time outside the interval (snapshots,
+admin-tool outputs, client offsets) wait for the run that covers them; files without a
+time in their path (commit streams, logs) are ingested whole when they first appear.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from jobs.ingest_sources import SourceOutput, parse_sources
+from jobs.lake import Lake
+from jobs.landing import LandedFile, content_hash, discover, identity
+from schemas.config import Settings
+from schemas.tables import INGEST_RUNS, REJECTED_INPUTS, TableSpec
+
+log = logging.getLogger(__name__)
+PATH_TIMED_KINDS = ("snapshots", "progress", "client_offsets")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    file: LandedFile
+    file_hash: str
+    identity: str
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    batches: tuple[str, ...]
+    files_ingested: int
+    files_already_ingested: int
+
+
+def _in_interval(file: LandedFile, start: datetime | None, end: datetime | None) -> bool:
+    if file.source_kind not in PATH_TIMED_KINDS:
+        return True
+    return (start is None or file.event_at >= start) and (end is None or file.event_at < end)
+
+
+def _known_files(lake: Lake):
+    """Ingest history: hash cache by (path, size, mtime), final identities, pending batches."""
+    rows = lake.read(INGEST_RUNS).select(
+        "source_file", "file_size", "file_mtime_ns", "_file_hash", "identity", "batch_id", "status"
+    ).collect()
+    cache = {(r.source_file, r.file_size, r.file_mtime_ns): r._file_hash for r in rows}
+    done = {r.identity for r in rows if r.status != "pending"}
+    pending: dict[str, set[str]] = {}
+    for r in rows:
+        if r.status == "pending":
+            pending.setdefault(r.batch_id, set()).add(r.identity)
+    return cache, done, pending
+
+
+def _candidates(files: list[LandedFile], cache) -> list[Candidate]:
+    out = []
+    for f in files:
+        file_hash = cache.get((str(f.path), f.size, f.mtime_ns)) or content_hash(f.path)
+        out.append(Candidate(f, file_hash, identity(f, file_hash)))
+    return out
+
+
+def run_ingest(lake: Lake, settings: Settings, landing, start, end, run_id: str) -> IngestResult:
+    """Ingest every landed file not ingested before (see the module docstring)."""
+    files = [f for f in discover(landing, settings.patterns) if _in_interval(f, start, end)]
+    cache, done, pending = _known_files(lake)
+    candidates = _candidates(files, cache)
+    batches = []
+    for batch_id, identities in sorted(pending.items()):
+        log.warning("completing ingest batch %s left pending by an interrupted run", batch_id)
+        _ingest_batch(lake, settings, batch_id, run_id, [c for c in candidates if c.identity in identities])
+        done |= identities
+        batches.append(batch_id)
+    fresh: dict[str, Candidate] = {}
+    repeats: list[Candidate] = []
+    for c in candidates:
+        if c.identity in done:
+            continue
+        if c.identity in fresh:
+            repeats.append(c)  # the same content under another name in this batch
+        else:
+            fresh[c.identity] = c
+    if fresh:
+        chosen = list(fresh.values())
+        batch_id = hashlib.sha256("\n".join(sorted(fresh)).encode()).hexdigest()[:20]
+        _ingest_batch(lake, settings, batch_id, run_id, chosen, repeats)
+        batches.append(batch_id)
+    return IngestResult(tuple(batches), len(fresh), len(candidates) - len(fresh))
+
+
+def _ops_rows(lake: Lake, run_id: str, batch_id: str, candidates: list[Candidate], status: str, reason: str | None) -> DataFrame:
+    now = datetime.now(timezone.utc)
+    rows = [
+        (run_id, batch_id, str(c.file.path), c.file.source_kind, c.file.cluster, c.file.broker, c.file.event_at, c.identity,
+         c.file_hash, c.file.size, c.file.mtime_ns, status, reason, 0, 0, 0, None, None, now)
+        for c in candidates
+    ]
+    return lake.spark.createDataFrame(rows, INGEST_RUNS.schema)
+
+
+def _ingest_batch(lake: Lake, settings: Settings, batch_id: str, run_id: str, candidates: list[Candidate], repeats=()) -> None:
+    if not candidates:
+        return
+    lake.merge(INGEST_RUNS, _ops_rows(lake, run_id, batch_id, candidates, "pending", None))
+    now = datetime.now(timezone.utc)
+    output = parse_sources(lake.spark, settings, [c.file for c in candidates], {str(c.file.path): c.file_hash for c in candidates})
+    for spec, landed in output.landed.items():
+        _append(lake, spec, landed.withColumn("_ingest_run_id", F.lit(run_id)), batch_id)
+    rejected = output.rejected.withColumn("rejected_at", F.lit(now)).withColumn("_ingest_run_id", F.lit(run_id))
+    _append(lake, REJECTED_INPUTS, rejected, batch_id)
+    lake.merge(INGEST_RUNS, _final_rows(lake, output, run_id, batch_id, candidates, repeats))
+    output.release()
+
+
+def _append(lake: Lake, spec: TableSpec, df: DataFrame, batch_id: str) -> None:
+    if spec.partition_by and spec.event_time and spec.partition_by[0] not in df.columns:
+        df = df.withColumn(spec.partition_by[0], F.to_date(spec.event_time))
+    lake.append(spec, df, once_as=f"offsetlake-ingest:{batch_id}:{spec.path}")
+
+
+def _final_rows(lake: Lake, output: SourceOutput, run_id, batch_id, candidates, repeats) -> DataFrame:
+    """ops rows with each file's status and record counts (one small aggregate per batch)."""
+    counts = {r.source_file: r for r in output.accounting.collect()}
+    skipped = {r.source_file: r for r in output.skipped.collect()}
+    now = datetime.now(timezone.utc)
+    rows = []
+    for c in candidates:
+        path = str(c.file.path)
+        status, reason = ("ingested", None)
+        if path in skipped:
+            status, reason = skipped[path].status, skipped[path].status_reason
+        n = counts.get(path)
+        landed, quarantined = (n.records_landed, n.records_quarantined) if n else (0, 0)
+        rows.append(
+            (run_id, batch_id, path, c.file.source_kind, c.file.cluster, c.file.broker, c.file.event_at, c.identity, c.file_hash,
+             c.file.size, c.file.mtime_ns, status, reason, landed + quarantined, landed, quarantined,
+             n.event_min_at if n else None, n.event_max_at if n else None, now)
+        )
+    for c in repeats:
+        rows.append(
+            (run_id, batch_id, str(c.file.path), c.file.source_kind, c.file.cluster, c.file.broker, c.file.event_at,
+             c.identity + "|" + str(c.file.path), c.file_hash, c.file.size, c.file.mtime_ns, "duplicate",
+             "same content as another file of the batch", 0, 0, 0, None, None, now)
+        )
+    return lake.spark.createDataFrame(rows, INGEST_RUNS.schema)
