@@ -26,6 +26,9 @@ class NativeDeltaEngine:
         # Delta's own data skipping prunes files for the range filter the caller applies.
         return self.spark.read.format("delta").load(path)
 
+    def row_count(self, path: str, spec: TableSpec) -> int:
+        return self.spark.read.format("delta").load(path).count()
+
     def _writer(self, df: DataFrame, spec: TableSpec, mode: str):
         writer = df.write.format("delta").mode(mode)
         if spec.partition_by:

@@ -23,6 +23,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 import pyarrow as pa
+import pyarrow.compute  # noqa: F401  (pa.compute)
 import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 from deltalake import CommitProperties, DeltaTable, Transaction
@@ -165,6 +166,12 @@ class DeltaRsEngine:
         if file["min"] is None or file["max"] is None:
             return True
         return not ((start is not None and file["max"] < _aware(start)) or (end is not None and file["min"] >= _aware(end)))
+
+    def row_count(self, path: str, spec: TableSpec) -> int:
+        actions = pa.table(DeltaTable(str(_local_path(path))).get_add_actions(flatten=True))
+        if "num_records" in actions.column_names and actions["num_records"].null_count == 0:
+            return int(pa.compute.sum(actions["num_records"]).as_py() or 0)
+        return self.read(path, spec, None, None).count()
 
     def _read_files(self, path: str, spec: TableSpec, files: list[dict]) -> DataFrame:
         if not files:

@@ -4,12 +4,7 @@ from __future__ import annotations
 
 from pyspark.sql import functions as F
 
-from schemas.tables import (
-    ALL_TABLES,
-    INGEST_RUNS,
-    OFFSET_REGRESSIONS,
-    TableSpec,
-)
+from schemas.tables import ALL_TABLES, INGEST_RUNS, OFFSET_REGRESSIONS
 
 EXAMPLE_QUERIES = """\
 Example queries (any Delta reader works; these use Python):
@@ -21,16 +16,6 @@ Example queries (any Delta reader works; these use Python):
   #          FROM delta_scan('{lake}/silver/offset_regressions') GROUP BY 1 ORDER BY 2 DESC;
   # Spark:   spark.read.format("delta").load("{lake}/gold/consume_throughput")   (with delta-spark)
 """
-
-
-def _count(lake, spec: TableSpec, window) -> tuple[int, int | None]:
-    """(rows in the table, rows in the replayed window or None when not time-ranged)."""
-    if not lake.exists(spec):
-        return 0, None
-    total = lake.read(spec).count()
-    if window is None or spec.event_time is None or spec.layer in ("bronze", "quarantine", "ops"):
-        return total, None
-    return total, lake.read(spec, start=window.replayed_from, end=window.replayed_to).count()
 
 
 def _ingest_lines(lake, run_id: str) -> list[str]:
@@ -72,11 +57,9 @@ def print_summary(outcome, settings) -> None:
     if outcome.ingest is not None:
         print("Files ingested this run (records read = landed + quarantined):")
         print("\n".join(_ingest_lines(lake, outcome.run_id)))
-    print("Tables:")
+    print("Tables (rows):")
     for spec in ALL_TABLES:
-        total, in_window = _count(lake, spec, window)
-        extra = f"  ({in_window:,} in the interval)" if in_window is not None else ""
-        print(f"  {spec.path:<34} {total:>12,} rows{extra}")
+        print(f"  {spec.path:<34} {lake.row_count(spec):>12,}")
     for line in _regression_lines(lake, window):
         print(line)
     if outcome.audit is not None:

@@ -154,3 +154,9 @@ def test_append_once_as_skips_a_repeated_transaction(spark, lake):
     assert lake.append(SPEC, frame(spark, rows), once_as="ingest-batch-1") is False
     assert lake.append(SPEC, frame(spark, [row("b", ts(21, 11), 2)]), once_as="ingest-batch-2") is True
     assert as_set(lake.read(SPEC)) == as_utc([rows[0], row("b", ts(21, 11), 2)])
+
+
+def test_row_count_matches_rows_after_replace(spark, lake):
+    lake.append(SPEC, frame(spark, [row("a", ts(21, 9), 1), row("b", ts(21, 10), 2), row("c", ts(21, 11), 3)]))
+    lake.replace_range(SPEC, frame(spark, [row("d", ts(21, 10, 5), 4), row("e", ts(21, 10, 6), 5)]), ts(21, 10), ts(21, 11))
+    assert lake.row_count(SPEC) == 4
