@@ -1,0 +1,175 @@
+"""Parse canonical commit events (JSON lines) into ``bronze/offset_commits`` rows.
+
+The line format is the contract documented by :class:`schemas.records.CommitEvent`:
+one JSON object per line with ``committed_at``, ``broker``, ``topic``,
+``consumer_group``, ``queue_id``, ``offset`` and optional ``client_host`` and ``path``.
+
+What a record is: every line that is not blank. Blank lines (empty, or whitespace
+only, as a trailing newline or a hand-edited file leaves them) carry nothing and are
+**not records**: neither landed nor rejected. Every other line is one record that
+either lands or is rejected with the first reason that applies: the reader's
+``read_error``, ``not valid JSON``, ``duplicate field``, ``not a JSON object``,
+``missing field X`` (absent or null), ``mistyped field X``, ``blank field X``,
+``queue_id not an integer in [0, 65535]``, ``offset not an integer in [0, 2^53)``,
+``unparseable committed_at``, ``unknown path value``.
+
+A line must be exactly one strict JSON value (RFC 8259: no trailing content, no
+single quotes or NaN, no duplicate names at any depth). Fields are read with
+``from_json`` and the explicit schema ``map<string, variant>``: a field that is absent
+is told apart from one of the wrong JSON type (``schema_of_variant``), and fields the
+contract does not name are kept, with their JSON types, as one JSON object string in
+``extra_fields`` (null when there are none).
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from pipelines.keys import key_kind
+from pipelines.quarantine import Parsed, first_failure, split_valid
+from schemas.tables import OFFSET_COMMITS
+
+COMMIT_COLUMNS = [c for c in OFFSET_COMMITS.columns if c not in ("_ingest_run_id", "commit_date")]
+KNOWN_FIELDS = ("committed_at", "broker", "client_host", "topic", "consumer_group", "queue_id", "offset", "path")
+REQUIRED_FIELDS = ("committed_at", "broker", "topic", "consumer_group", "queue_id", "offset")
+STRING_FIELDS = ("broker", "client_host", "topic", "consumer_group", "path")
+COMMIT_PATHS = ("update_offset", "pull_piggyback")
+OFFSET_LIMIT = 2**53  # exclusive: offsets beyond what every JSON reader holds exactly are absurd
+MAX_QUEUE_ID = 65535
+MAX_EPOCH_MILLIS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z
+ISO_INSTANT = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$"
+EPOCH_MILLIS_TEXT = r"^\d{1,15}$"
+JSON_OPTIONS = {"allowSingleQuotes": "false", "allowNonNumericNumbers": "false"}
+_INTEGER_TYPE = r"^(TINYINT|SMALLINT|INT|BIGINT|DECIMAL\(\d+,0\))$"
+
+
+def is_blank(line: Column) -> Column:
+    """True for an empty or whitespace-only line (null stays null)."""
+    return line.rlike(r"^\s*$")
+
+
+def integer_in_range(value: Column, low: int, high_exclusive: int) -> Column:
+    """``value`` (a decimal) as a long when it lies in ``[low, high_exclusive)``, else null."""
+    return F.when((value >= F.lit(low)) & (value < F.lit(high_exclusive)), value.cast("long"))
+
+
+def _json_kind(value: Column) -> Column:
+    """JSON kind of a variant: string, number, integer, boolean, object, array or null."""
+    schema = F.schema_of_variant(value)
+    return (
+        F.when(value.isNull(), F.lit("null"))
+        .when(schema == "VOID", F.lit("null"))
+        .when(schema == "STRING", F.lit("string"))
+        .when(schema == "BOOLEAN", F.lit("boolean"))
+        .when(schema.startswith("OBJECT"), F.lit("object"))
+        .when(schema.startswith("ARRAY"), F.lit("array"))
+        .when(schema.rlike(_INTEGER_TYPE), F.lit("integer"))
+        .otherwise(F.lit("number"))
+    )
+
+
+def _with_fields(df: DataFrame) -> DataFrame:
+    """Add ``_strict``/``_json`` (the parsed line) and per known field ``_k_<f>`` (JSON kind), ``_s_<f>``
+    (as text) and ``_d_<f>`` (as an integer); a byte-order mark opening the file is ignored."""
+    text = F.when(F.col("line_no") == 1, F.regexp_replace("line", "^\ufeff", "")).otherwise(F.col("line"))
+    out = df.withColumns(
+        {
+            "_text": text,
+            # Strict parse (no trailing content, no duplicate names at any depth); the line is
+            # wrapped in [] so that content after the first value is a syntax error.
+            "_strict": F.try_parse_json(F.concat(F.lit("["), text, F.lit("]"))),
+            "_json": F.from_json(text, "map<string, variant>", JSON_OPTIONS),
+        }
+    )
+    for field in KNOWN_FIELDS:
+        value = F.try_element_at(F.col("_json"), F.lit(field))
+        out = out.withColumns(
+            {
+                f"_k_{field}": _json_kind(value),
+                f"_s_{field}": F.try_variant_get(value, "$", "string"),
+                f"_d_{field}": F.try_variant_get(value, "$", "decimal(38,0)"),
+            }
+        )
+    return out
+
+
+def _committed_at(kind: Column, text: Column, number: Column) -> Column:
+    """UTC time of an ISO-8601 instant (Z or offset) or of epoch milliseconds (number or digits)."""
+    millis = F.when(kind == "integer", number).when(
+        (kind == "string") & text.rlike(EPOCH_MILLIS_TEXT), text.try_cast("decimal(38,0)")
+    )
+    from_millis = F.timestamp_millis(integer_in_range(millis, 0, MAX_EPOCH_MILLIS + 1))
+    from_iso = F.when((kind == "string") & text.rlike(ISO_INSTANT), text.try_cast("timestamp"))
+    return F.when(millis.isNotNull(), from_millis).otherwise(from_iso)
+
+
+def _field_checks() -> list[tuple[Column, str]]:
+    checks: list[tuple[Column, str]] = []
+    for field in KNOWN_FIELDS:
+        kind = F.col(f"_k_{field}")
+        if field in REQUIRED_FIELDS:
+            checks.append((kind != "null", f"missing field {field}"))
+        present = kind != "null"
+        if field in STRING_FIELDS:
+            checks.append((~present | (kind == "string"), f"mistyped field {field}: expected a string"))
+            checks.append((~present | ~is_blank(F.col(f"_s_{field}")), f"blank field {field}"))
+        elif field in ("queue_id", "offset"):
+            checks.append((kind.isin("integer", "number"), f"mistyped field {field}: expected an integer"))
+        else:
+            expected = f"mistyped field {field}: expected a string or a number"
+            checks.append((kind.isin("integer", "number", "string"), expected))
+    return checks
+
+
+def _reason() -> Column:
+    keys = F.map_keys(F.col("_json"))
+    values_on_line = F.size(F.try_variant_get(F.col("_strict"), "$", "array<variant>"))
+    parse_checks = [
+        (F.col("_strict").isNotNull() | F.col("_json").isNotNull(), "not valid JSON"),
+        (F.col("_strict").isNotNull() | (F.size(keys) == F.size(F.array_distinct(keys))), "duplicate field"),
+        (F.col("_strict").isNotNull(), "not valid JSON"),
+        (values_on_line == 1, "not valid JSON"),
+        (F.col("_json").isNotNull(), "not a JSON object"),
+    ]
+    value_checks = [
+        (F.col("queue_id").isNotNull(), f"queue_id not an integer in [0, {MAX_QUEUE_ID}]"),
+        (F.col("offset").isNotNull(), "offset not an integer in [0, 2^53)"),
+        (F.col("committed_at").isNotNull(), "unparseable committed_at"),
+        (
+            (F.col("_k_path") == "null") | F.col("_s_path").isin(*COMMIT_PATHS),
+            "unknown path value (expected update_offset or pull_piggyback)",
+        ),
+    ]
+    return F.coalesce(F.col("read_error"), first_failure(*parse_checks, *_field_checks(), *value_checks))
+
+
+def parse_commit_events(lines: DataFrame) -> Parsed:
+    """Parse a commit-event lines DataFrame into ``offset_commits`` rows and rejections.
+
+    Needs the reader's lines columns; produces ``Parsed(landed=COMMIT_COLUMNS,
+    rejected=REJECTED_COLUMNS)`` with ``evidence='commit_log'``, ``commit_path`` from
+    ``path`` and ``key_kind`` from :func:`pipelines.keys.key_kind`. Blank lines are dropped
+    as non-records (see the module docstring).
+    """
+    records = lines.where(F.col("read_error").isNotNull() | ~F.coalesce(is_blank(F.col("line")), F.lit(False)))
+    fields = _with_fields(records)
+    extra = F.map_filter(F.col("_json"), lambda key, _: ~key.isin(*KNOWN_FIELDS))
+    typed = fields.withColumns(
+        {
+            "committed_at": _committed_at(F.col("_k_committed_at"), F.col("_s_committed_at"), F.col("_d_committed_at")),
+            "broker": F.col("_s_broker"),
+            "client_host": F.col("_s_client_host"),
+            "topic": F.col("_s_topic"),
+            "consumer_group": F.col("_s_consumer_group"),
+            "queue_id": F.when(
+                F.col("_k_queue_id") == "integer", integer_in_range(F.col("_d_queue_id"), 0, MAX_QUEUE_ID + 1)
+            ).cast("int"),
+            "offset": F.when(F.col("_k_offset") == "integer", integer_in_range(F.col("_d_offset"), 0, OFFSET_LIMIT)),
+            "evidence": F.lit("commit_log"),
+            "commit_path": F.col("_s_path"),
+            "reported_store_offset": F.lit(None).cast("long"),
+            "extra_fields": F.when(F.size(extra) > 0, F.to_json(extra)),
+        }
+    ).withColumn("key_kind", key_kind(F.col("topic"), F.col("consumer_group")))
+    return split_valid(typed, _reason(), F.col("line"), COMMIT_COLUMNS)
