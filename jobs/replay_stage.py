@@ -23,6 +23,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from jobs.lake import Lake
+from pipelines.explain import LOOKBACK_SECONDS, SLACK_SECONDS, explain_regressions
 from pipelines.replay_outputs import replay
 from schemas.config import Settings
 from schemas.tables import (
@@ -30,6 +31,7 @@ from schemas.tables import (
     OFFSET_COMMITS,
     OFFSET_COMMITS_REPLAYED,
     OFFSET_REGRESSIONS,
+    OFFSET_RESETS,
     OFFSET_SNAPSHOTS,
     REPLAY_CHECKPOINTS,
     REPLAY_RUNS,
@@ -112,7 +114,8 @@ def run_replay(lake: Lake, settings: Settings, requested_from: datetime | None, 
     )
     lake.replace_range(OFFSET_COMMITS_REPLAYED, result.commits, start, end)
     lake.replace_range(STORED_OFFSET_TIMELINE, result.timeline, start, end)
-    lake.replace_range(OFFSET_REGRESSIONS, result.regressions, start, end)
+    resets = lake.read(OFFSET_RESETS, start=start - timedelta(seconds=LOOKBACK_SECONDS), end=end + timedelta(seconds=SLACK_SECONDS + 1))
+    lake.replace_range(OFFSET_REGRESSIONS, explain_regressions(result.regressions, resets), start, end)
     # the new checkpoint supersedes any taken inside the replayed interval
     lake.replace_range(REPLAY_CHECKPOINTS, result.checkpoint.withColumn("as_of", F.lit(end)), start + _TICK, end + _TICK)
     _prune_checkpoints(lake, settings.replay.checkpoints_kept)

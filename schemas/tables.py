@@ -339,6 +339,9 @@ OFFSET_REGRESSIONS = TableSpec(
         ("key_kind", S, False),
         ("observation_seq", S, False),
         ("source_file", S, True),
+        # the logged reset or broker correction that explains it (see pipelines.explain), if any
+        ("explained_by", S, True),
+        ("explanation", S, True),
         ("detected_date", D, False),
     ),
 )
