@@ -62,6 +62,12 @@ class _Collector:
         self.landed: dict[TableSpec, list[DataFrame]] = {}
         self.rejected: list[DataFrame] = []
         self.skipped: list[DataFrame] = []
+        self.persisted: list[DataFrame] = []
+
+    def keep(self, df: DataFrame) -> DataFrame:
+        """Cache a frame several outputs are derived from, so its files are parsed once."""
+        self.persisted.append(df.persist(StorageLevel.MEMORY_AND_DISK))
+        return self.persisted[-1]
 
     def add(self, spec: TableSpec, parsed: Parsed, source_kind: str) -> None:
         self.landed.setdefault(spec, []).append(parsed.landed)
@@ -94,7 +100,7 @@ def _snapshots(spark, collector: _Collector, files: list[LandedFile], hashes: di
     collector.skip(skipped)
     if not read:
         return
-    selection = select_snapshot_documents(read_snapshot_documents(spark, read))
+    selection = select_snapshot_documents(collector.keep(read_snapshot_documents(spark, read)))
     collector.add(OFFSET_SNAPSHOTS, explode_snapshots(selection.ingest), "snapshots")
     collector.add(DELAY_OFFSETS, explode_delay_offsets(selection.ingest), "snapshots")
     collector.skipped.append(selection.skipped.select("source_file", "status", "status_reason"))
@@ -141,7 +147,7 @@ def parse_sources(spark: SparkSession, settings: Settings, files: list[LandedFil
 
 
 def _finish(spark: SparkSession, collector: _Collector) -> SourceOutput:
-    persisted = []
+    persisted = collector.persisted
 
     def keep(df: DataFrame) -> DataFrame:
         persisted.append(df.persist(StorageLevel.MEMORY_AND_DISK))

@@ -80,7 +80,7 @@ OFFSET_SNAPSHOTS = TableSpec(
         *_KEY,
         ("queue_id", I, False),
         ("offset", L, False),
-        # main | bak | client_offsets (broadcast consumer's local offsets.json)
+        # main | bak | lmq | lmq_bak | client_offsets (broadcast consumer's local offsets.json)
         ("snapshot_source", S, False),
         ("client_id", S, True),
         *_LINEAGE,
