@@ -21,6 +21,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from schemas.quality import QualitySettings
+
 
 class ConfigError(ValueError):
     """The configuration cannot be used; the message says what to fix."""
@@ -96,6 +98,7 @@ class Settings(_Model):
     patterns: LandingPatterns = LandingPatterns()
     clusters: dict[str, ClusterSettings] = Field(default_factory=dict)
     replay: ReplaySettings = ReplaySettings()
+    quality: QualitySettings = QualitySettings()
 
     def cluster(self, name: str) -> ClusterSettings:
         return self.clusters.get(name, ClusterSettings())

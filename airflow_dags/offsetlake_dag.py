@@ -1,0 +1,125 @@
+"""OffsetLake on Airflow: ingest -> replay -> marts -> audit -> publish, once per data interval.
+
+Each task runs one stage of the ``offsetlake`` command line in its own process on the
+run's data interval (``--from {{ data_interval_start }} --to {{ data_interval_end }}``,
+ISO-8601 UTC, never "now") with the run's id shared by all stages. The audit exits with
+code 4 when a data-quality check of severity ``error`` fails: the task fails, is retried,
+and publish does not run, so analysts keep the last audited gold tables. Runs are
+processed one at a time and in order (``max_active_runs=1``, ``depends_on_past``), and
+``catchup`` backfills every interval since the start date.
+
+Read when the file is parsed (environment only, so parsing never touches the metadata DB):
+
+- ``OFFSETLAKE_SCHEDULE``: cron expression or preset in UTC (default ``@hourly``)
+- ``OFFSETLAKE_START_DATE``: first interval's start, ISO-8601 (default ``2026-01-01T00:00:00Z``)
+- ``OFFSETLAKE_RETRIES``: retries per task (default 2); ``OFFSETLAKE_RETRY_DELAY_SECONDS`` (default 300)
+
+Read when a task runs (Airflow Variable, else the environment variable):
+
+- ``offsetlake_command`` / ``OFFSETLAKE_COMMAND``: command prefix (default ``offsetlake``), e.g.
+  ``spark-submit --master spark://spark-master:7077 --packages io.delta:delta-spark_2.13:4.4.1 /opt/offsetlake/cli.py``
+- ``offsetlake_landing`` / ``OFFSETLAKE_LANDING``: landing directory (required)
+- ``offsetlake_lake`` / ``OFFSETLAKE_LAKE``: lake root (required)
+- ``offsetlake_config`` / ``OFFSETLAKE_CONFIG``: TOML settings file (optional)
+
+This file only wires tasks: it imports no Spark and no data-quality library.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from datetime import datetime, timedelta, timezone
+
+from airflow.sdk import CronDataIntervalTimetable, Variable, dag, task
+from airflow.sdk.exceptions import AirflowFailException
+
+STAGES = ("ingest", "replay", "marts", "audit", "publish")
+INTERVAL_START = "{{ data_interval_start | ts }}"
+INTERVAL_END = "{{ data_interval_end | ts }}"
+RUN_ID = "{{ run_id }}"
+
+SCHEDULE = os.environ.get("OFFSETLAKE_SCHEDULE", "@hourly")
+START_DATE = datetime.fromisoformat(os.environ.get("OFFSETLAKE_START_DATE", "2026-01-01T00:00:00Z").replace("Z", "+00:00"))
+RETRIES = int(os.environ.get("OFFSETLAKE_RETRIES", "2"))
+RETRY_DELAY = timedelta(seconds=int(os.environ.get("OFFSETLAKE_RETRY_DELAY_SECONDS", "300")))
+
+
+class MissingSettingError(AirflowFailException):
+    """A run-time setting the stages need is not configured (the task fails without retrying)."""
+
+
+def setting(name: str, default: str | None = None) -> str | None:
+    """Airflow Variable ``offsetlake_<name>``, else environment ``OFFSETLAKE_<NAME>``, else ``default``."""
+    value = Variable.get(f"offsetlake_{name}", default=None)
+    return value or os.environ.get(f"OFFSETLAKE_{name.upper()}") or default
+
+
+def stage_command(stage: str, *, command: str, landing: str, lake: str, config: str | None) -> str:
+    """The shell command of one stage; the interval and run id stay Jinja templates until the run."""
+    if stage not in STAGES:
+        raise ValueError(f"unknown stage {stage!r}; expected one of {STAGES}")
+    words = [*shlex.split(command), stage, "--lake", lake]
+    if stage == "ingest":
+        words += ["--landing", landing]
+    words += ["--from", INTERVAL_START, "--to", INTERVAL_END, "--run-id", RUN_ID]
+    if config:
+        words += ["--config", config]
+    return shlex.join(words)
+
+
+def configured_command(stage: str) -> str:
+    """``stage_command`` from the run-time settings; fails with a clear message when one is missing."""
+    landing, lake = setting("landing"), setting("lake")
+    missing = [name for name, value in (("offsetlake_landing", landing), ("offsetlake_lake", lake)) if not value]
+    if missing:
+        raise MissingSettingError(
+            f"set the Airflow Variables {missing} (or the environment variables "
+            f"{[m.upper() for m in missing]}) to the landing directory and the lake root"
+        )
+    return stage_command(stage, command=setting("command", "offsetlake"), landing=landing, lake=lake, config=setting("config"))
+
+
+@dag(
+    dag_id="offsetlake",
+    description="RocketMQ consumer offsets: ingest, replay, marts, audit, publish per interval",
+    schedule=CronDataIntervalTimetable(SCHEDULE, timezone="UTC"),
+    start_date=START_DATE.astimezone(timezone.utc),
+    catchup=True,
+    max_active_runs=1,
+    tags=["offsetlake", "rocketmq", "delta-lake", "data-quality"],
+    default_args={
+        "owner": "offsetlake",
+        "retries": RETRIES,
+        "retry_delay": RETRY_DELAY,
+        "retry_exponential_backoff": True,
+        "depends_on_past": True,
+        "execution_timeout": timedelta(hours=3),
+    },
+    doc_md=__doc__,
+)
+def offsetlake():
+    @task.bash
+    def ingest() -> str:
+        return configured_command("ingest")
+
+    @task.bash
+    def replay() -> str:
+        return configured_command("replay")
+
+    @task.bash
+    def marts() -> str:
+        return configured_command("marts")
+
+    @task.bash
+    def audit() -> str:
+        return configured_command("audit")
+
+    @task.bash
+    def publish() -> str:
+        return configured_command("publish")
+
+    ingest() >> replay() >> marts() >> audit() >> publish()
+
+
+offsetlake()

@@ -1,0 +1,276 @@
+"""Data-quality contract: the expectations on every table, the monitoring checks, their settings.
+
+Each :class:`TableSuite` sits beside its table's :class:`~schemas.tables.TableSpec` and
+states what must hold at the table's grain: keys not null and unique, offsets and queue
+ids in range, codes from the documented sets, timestamps inside the run's interval.
+``jobs.quality.gx_adapter`` turns them into Great Expectations; nothing here imports it.
+A check's full name is ``<layer>.<table>.<expectation>`` (``gold.consumer_lag.keys_unique``)
+or ``monitoring.<check>`` (``monitoring.large_regressions``). Results and alerts land in
+two tables of their own, ``quality/check_results`` and ``quality/alerts``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from enum import Enum
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pyspark.sql.types import BooleanType, IntegerType, LongType, StringType, StructField, StructType, TimestampType
+
+from pipelines.keys import KEY_KINDS
+from schemas import tables as t
+from schemas.records import MAX_QUEUE_ID, OFFSET_LIMIT
+
+Severity = Literal["error", "warn"]
+
+
+class Param(str, Enum):
+    """Values an expectation refers to that are known only when a run validates."""
+
+    INTERVAL_START = "interval_start"
+    INTERVAL_END = "interval_end"  # exclusive
+    FIRST_DATE = "first_date"  # date of the interval's first instant
+    LAST_DATE = "last_date"  # date of the interval's last instant
+    MAX_QUEUE_ID = "max_queue_id"
+    # start of the throughput window holding the interval's start (throughput is rebuilt from there)
+    THROUGHPUT_FROM = "throughput_from"
+    THROUGHPUT_FIRST_DATE = "throughput_first_date"
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """One check on a table; ``between`` bounds are inclusive unless ``strict_max``; nulls pass
+    every kind but ``not_null``. ``pair_at_least``: ``columns[0] >= columns[1]`` (``>`` when strict)."""
+
+    name: str
+    kind: Literal["not_null", "unique", "between", "in_set", "pair_at_least"]
+    columns: tuple[str, ...]
+    min_value: object = None
+    max_value: object = None
+    strict_max: bool = False
+    values: tuple[str, ...] = ()
+    severity: Severity = "error"
+
+
+@dataclass(frozen=True)
+class TableSuite:
+    table: t.TableSpec
+    expectations: tuple[Expectation, ...]
+
+    @property
+    def table_name(self) -> str:
+        return f"{self.table.layer}.{self.table.name}"
+
+    def check_name(self, expectation: Expectation) -> str:
+        return f"{self.table_name}.{expectation.name}"
+
+
+def _contract(
+    spec: t.TableSpec, *extra: Expectation, offsets: tuple[str, ...] = (), queue: str | None = "queue_id", first_date: Param = Param.FIRST_DATE
+) -> TableSuite:
+    """Keys, queue ids, offsets and date partition of ``spec``, plus ``extra``."""
+    found = [
+        Expectation("keys_not_null", "not_null", spec.keys),
+        Expectation("keys_unique", "unique", spec.keys),
+    ]
+    if queue:
+        found.append(Expectation("queue_ids_in_range", "between", (queue,), 0, Param.MAX_QUEUE_ID))
+    if offsets:
+        found.append(Expectation("offsets_in_range", "between", offsets, 0, OFFSET_LIMIT))
+    if spec.partition_by:
+        found.append(Expectation("partition_in_interval", "between", spec.partition_by, first_date, Param.LAST_DATE))
+    return TableSuite(spec, (*found, *extra))
+
+
+def _codes(column: str, *values: str) -> Expectation:
+    return Expectation(f"{column}_known", "in_set", (column,), values=values)
+
+
+def _in_interval(spec: t.TableSpec, since: Param = Param.INTERVAL_START) -> Expectation:
+    return Expectation("event_time_in_interval", "between", (spec.event_time,), since, Param.INTERVAL_END, strict_max=True)
+
+
+_KEY_KIND = _codes("key_kind", *KEY_KINDS)
+_POSITIVE_SIZE = Expectation("regression_sizes_positive", "between", ("regression_size",), 1, OFFSET_LIMIT)
+
+_EVIDENCE = _codes("evidence", "commit_log", "broker_notifyme", "client_persist")
+_RESET_KINDS = ("reset_success", "reset_started", "pull_offset_moved", "offset_too_small", "offset_overflow")
+
+SUITES = (
+    _contract(t.OFFSET_SNAPSHOTS, _codes("snapshot_source", "main", "bak", "client_offsets"), _KEY_KIND, offsets=("offset",)),
+    _contract(t.OFFSET_COMMITS, _EVIDENCE, _codes("commit_path", "update_offset", "pull_piggyback"), _KEY_KIND,
+              offsets=("offset", "reported_store_offset")),
+    _contract(t.QUEUE_OFFSETS, _codes("evidence", "consumer_progress", "topic_status"),
+              offsets=("max_offset", "min_offset", "consumer_offset", "inflight")),
+    _contract(t.OFFSET_RESETS, _codes("reset_kind", *_RESET_KINDS)),
+    # Levels 1..18 are the broker's default messageDelayLevel; a custom list may define more.
+    _contract(t.DELAY_OFFSETS, Expectation("delay_levels_in_range", "between", ("delay_level",), 1, 18, severity="warn"),
+              offsets=("offset",), queue=None),
+    _contract(t.OFFSET_COMMITS_REPLAYED, _POSITIVE_SIZE, _EVIDENCE, _codes("stored_before_source", "commit", "snapshot"), _KEY_KIND,
+              offsets=("offset", "stored_offset_before", "client_offset_after")),
+    _contract(t.STORED_OFFSET_TIMELINE, _codes("observation", "commit", "snapshot"),
+              offsets=("stored_offset", "previous_stored_offset", "consumed_increment")),
+    _contract(t.OFFSET_REGRESSIONS, _POSITIVE_SIZE, _codes("evidence", "commit", "snapshot_pair"), _KEY_KIND,
+              Expectation("regression_below_stored", "pair_at_least", ("stored_offset", "offset"), strict_max=True),
+              offsets=("offset", "stored_offset")),
+    _contract(t.REPLAY_CHECKPOINTS, _KEY_KIND,
+              offsets=("last_commit_offset", "client_offset_hwm", "last_snapshot_offset", "last_stored_offset")),
+    _contract(t.CONSUMER_LAG, _in_interval(t.CONSUMER_LAG),
+              Expectation("consumer_offset_not_after_observation", "pair_at_least", ("observed_at", "consumer_offset_at")),
+              offsets=("broker_offset", "broker_min_offset", "consumer_offset", "reported_consumer_offset")),
+    _contract(t.CONSUMER_LAG_BY_GROUP, _in_interval(t.CONSUMER_LAG_BY_GROUP),
+              Expectation("queue_counts_positive", "between", ("queues",), 1, None), queue="worst_queue_id"),
+    # Throughput is rebuilt from the start of the window holding the interval's start.
+    _contract(t.CONSUME_THROUGHPUT, _in_interval(t.CONSUME_THROUGHPUT, since=Param.THROUGHPUT_FROM),
+              Expectation("window_ordered", "pair_at_least", ("window_end", "window_start"), strict_max=True),
+              Expectation("counts_in_range", "between", ("messages_consumed", "messages_per_second", "observations"), 0, None),
+              queue=None, first_date=Param.THROUGHPUT_FIRST_DATE),
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class MonitoringCheck:
+    """A check over several observations (``pipelines.monitoring_checks``): each offending row is an
+    alert whose time is ``time_column`` and whose measured value is ``value_column`` (in ``unit``)."""
+
+    name: str
+    description: str
+    inputs: tuple[t.TableSpec, ...]
+    time_column: str
+    value_column: str
+    unit: str
+    severity: Severity = "warn"
+
+    @property
+    def check_name(self) -> str:
+        return f"monitoring.{self.name}"
+
+
+MONITORING_CHECKS = (
+    MonitoringCheck("snapshot_gaps", "a broker's snapshots stopped, or arrived with a gap longer than the allowed missed intervals",
+                    (t.OFFSET_SNAPSHOTS,), "gap_started_at", "gap_seconds", "seconds"),
+    MonitoringCheck("negative_lag", "a consumer offset above the broker's max offset (topic recreated or store wiped)",
+                    (t.CONSUMER_LAG,), "observed_at", "excess_messages", "messages"),
+    MonitoringCheck("expired_before_consumed", "a consumer offset below the broker's min offset (messages expired unconsumed)",
+                    (t.CONSUMER_LAG,), "observed_at", "expired_messages", "messages"),
+    MonitoringCheck("abandoned_groups", "a topic@group whose offsets have not moved for the stall time while its lag grew",
+                    (t.CONSUMER_LAG,), "last_observed_at", "lag_growth", "messages"),
+    MonitoringCheck("snapshot_commit_mismatch", "a broker snapshot that does not hold the last commit at or before it",
+                    (t.OFFSET_SNAPSHOTS, t.OFFSET_COMMITS_REPLAYED), "snapshot_at", "offset_difference", "messages"),
+    MonitoringCheck("large_regressions", "a regression detected in the interval larger than the alert size",
+                    (t.OFFSET_REGRESSIONS,), "detected_at", "regression_size", "messages"),
+)  # fmt: skip
+
+CHECK_NAMES = frozenset(
+    [s.check_name(e) for s in SUITES for e in s.expectations] + [m.check_name for m in MONITORING_CHECKS]
+)
+
+
+def _schema(*columns: tuple[str, object, bool]) -> StructType:
+    return StructType([StructField(name, dtype, nullable) for name, dtype, nullable in columns])
+
+
+S, L, T, B = StringType(), LongType(), TimestampType(), BooleanType()
+_RUN = (("run_id", S, False), ("interval_start", T, False), ("interval_end", T, False))
+
+QUALITY_CHECK_RESULTS = t.TableSpec(
+    layer="quality",
+    name="check_results",
+    grain="one row per (audited interval start, check); a later audit of the same start replaces it",
+    keys=("interval_start", "check_name"),
+    event_time="interval_start",
+    schema=_schema(
+        *_RUN, ("check_name", S, False),
+        ("check_kind", S, False),  # expectation | monitoring
+        ("table_name", S, False),  # layer.table checked (a monitoring check: its first input)
+        ("severity", S, False), ("is_success", B, False), ("rows_checked", L, True), ("failing_rows", L, False),
+        ("message", S, False),
+        ("sample", S, True),  # JSON array: failing values (expectations) or alert messages (monitoring)
+    ),
+)  # fmt: skip
+
+QUALITY_ALERTS = t.TableSpec(
+    layer="quality",
+    name="alerts",
+    grain="one row per finding of a failed check in an audited interval; a later audit of the same start replaces them",
+    keys=("interval_start", "alert_id"),
+    event_time="interval_start",
+    schema=_schema(
+        *_RUN,
+        ("alert_id", S, False),  # the same finding gets the same id in a re-run
+        ("check_name", S, False), ("severity", S, False), ("table_name", S, False),
+        ("cluster", S, True), ("broker", S, True), ("topic", S, True), ("consumer_group", S, True),
+        ("queue_id", IntegerType(), True), ("client_host", S, True), ("observed_at", T, True),
+        ("measured_value", L, True),  # the check's measure: MonitoringCheck.value_column, or failing rows
+        ("message", S, False),
+        ("details", S, True),  # JSON: the offending row, or sample failing values
+    ),
+)  # fmt: skip
+
+QUALITY_TABLES = (QUALITY_CHECK_RESULTS, QUALITY_ALERTS)
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class AlertSinkSettings(_Model):
+    """Where a run's alerts go besides ``quality/alerts``: the log, a JSON-lines file, or a webhook."""
+
+    kind: Literal["log", "file", "webhook"] = "log"
+    path: Path | None = None  # file: one JSON object per alert, appended
+    url: str | None = None  # webhook: one JSON POST per run with alerts
+    headers: dict[str, str] = Field(default_factory=dict)
+    timeout_seconds: float = Field(default=10.0, gt=0)
+    retries: int = Field(default=3, ge=0)  # attempts after the first
+    backoff_seconds: float = Field(default=1.0, ge=0)  # first wait; doubles after each failure
+    max_alerts_per_check: int = Field(default=20, ge=1)
+
+    @model_validator(mode="after")
+    def _target_given(self) -> AlertSinkSettings:
+        if self.kind == "file" and self.path is None:
+            raise ValueError("the file alert sink needs 'path' (a JSON-lines file to append to)")
+        if self.kind == "webhook" and not (self.url or "").startswith(("http://", "https://")):
+            raise ValueError("the webhook alert sink needs 'url' starting with http:// or https://")
+        return self
+
+
+class QualitySettings(_Model):
+    """Thresholds of the monitoring checks, severities and the alert sink (``[quality]`` in TOML)."""
+
+    snapshot_interval: timedelta = timedelta(minutes=5)
+    max_missed_snapshots: int = Field(default=3, ge=1)
+    stalled_after: timedelta = timedelta(hours=1)
+    regression_alert_above: int = Field(default=0, ge=0)
+    # A snapshot may hold any commit of this long before it (the broker persists every 5 s).
+    snapshot_commit_tolerance: timedelta = timedelta(seconds=10)
+    # History before the interval the monitoring checks read (gaps, stalls, last commits).
+    lookback: timedelta = timedelta(hours=6)
+    max_queue_id: int = Field(default=MAX_QUEUE_ID, ge=0)
+    severities: dict[str, Severity] = Field(default_factory=dict)
+    sink: AlertSinkSettings = AlertSinkSettings()
+
+    @field_validator("severities")
+    @classmethod
+    def _known_checks(cls, value: dict[str, Severity]) -> dict[str, Severity]:
+        unknown = sorted(set(value) - CHECK_NAMES)
+        if unknown:
+            raise ValueError(f"unknown checks {unknown}; names look like 'monitoring.large_regressions' or 'gold.consumer_lag.keys_unique'")
+        return value
+
+    @model_validator(mode="after")
+    def _lookback_covers_checks(self) -> QualitySettings:
+        needed = max(self.stalled_after, self.snapshot_interval * self.max_missed_snapshots, self.snapshot_commit_tolerance)
+        if self.lookback < needed:
+            raise ValueError(f"lookback ({self.lookback}) must cover stalled_after, the snapshot gap and the tolerance ({needed})")
+        return self
+
+    @property
+    def max_snapshot_gap(self) -> timedelta:
+        return self.snapshot_interval * self.max_missed_snapshots
+
+    def severity(self, check_name: str, default: Severity) -> Severity:
+        return self.severities.get(check_name, default)

@@ -1,0 +1,103 @@
+"""DagBag integrity of the OffsetLake DAG, and real ``dag.test()`` runs with a recording command."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import datetime, timezone
+
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DAG_ID = "offsetlake"
+STAGES = ["ingest", "replay", "marts", "audit", "publish"]
+
+
+def test_dagbag_loads_the_dag_with_its_schedule_retries_and_task_order(dagbag):
+    bag = dagbag()
+    assert bag.import_errors == {}
+    assert list(bag.dags) == [DAG_ID]
+    dag = bag.dags[DAG_ID]
+    assert type(dag.timetable).__name__ == "CronDataIntervalTimetable"
+    assert (dag.timetable.expression, str(dag.timetable.timezone)) == ("0 * * * *", "UTC")
+    assert (dag.catchup, dag.max_active_runs, dag.start_date) == (True, 1, datetime(2026, 1, 1, tzinfo=timezone.utc))
+    assert {"offsetlake", "rocketmq"} <= set(dag.tags)
+    assert [t.task_id for t in dag.topological_sort()] == STAGES
+    assert {t.task_id: sorted(t.upstream_task_ids) for t in dag.tasks} == {
+        "ingest": [], "replay": ["ingest"], "marts": ["replay"], "audit": ["marts"], "publish": ["audit"]
+    }  # fmt: skip
+    assert {(t.retries, t.depends_on_past, t.retry_exponential_backoff) for t in dag.tasks} == {(2, True, True)}
+
+
+def test_parsing_imports_no_heavy_library_and_reads_the_environment(airflow, tmp_path):
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "import json, sys\n"
+        f"sys.path.insert(0, {str(REPO_ROOT)!r})\n"
+        "import airflow_dags.offsetlake_dag as module\n"
+        "heavy = sorted(m for m in ('pyspark', 'great_expectations', 'deltalake', 'jobs', 'pipelines') if m in sys.modules)\n"
+        "print(json.dumps({'heavy': heavy, 'schedule': module.SCHEDULE, 'retries': module.RETRIES,\n"
+        "                  'delay': module.RETRY_DELAY.total_seconds(), 'start': module.START_DATE.isoformat()}))\n"
+    )
+    env = {**os.environ, "OFFSETLAKE_SCHEDULE": "*/30 * * * *", "OFFSETLAKE_RETRIES": "5",
+           "OFFSETLAKE_RETRY_DELAY_SECONDS": "60", "OFFSETLAKE_START_DATE": "2025-06-01T00:00:00Z"}  # fmt: skip
+    done = subprocess.run([sys.executable, str(probe)], env=env, capture_output=True, text=True, timeout=300, check=True)
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {
+        "heavy": [], "schedule": "*/30 * * * *", "retries": 5, "delay": 60.0, "start": "2025-06-01T00:00:00+00:00"
+    }  # fmt: skip
+
+
+def run_interval(dag, interval_end: datetime):
+    """``dag.test()`` of the hourly interval ending at ``interval_end``; its DagRun and task states."""
+    run = dag.test(logical_date=interval_end)
+    return run, {ti.task_id: ti.state for ti in run.get_task_instances()}
+
+
+def test_each_stage_runs_with_the_templated_interval_and_one_run_id(dagbag, stage_recorder, monkeypatch, tmp_path):
+    command, log, _ = stage_recorder
+    from airflow.models.variable import Variable
+
+    Variable.set("offsetlake_landing", "/data/landing")  # a Variable wins over the environment
+    monkeypatch.setenv("OFFSETLAKE_LANDING", "/ignored")
+    monkeypatch.setenv("OFFSETLAKE_LAKE", str(tmp_path / "lake dir"))
+    monkeypatch.setenv("OFFSETLAKE_CONFIG", "/etc/offsetlake.toml")
+    monkeypatch.setenv("OFFSETLAKE_COMMAND", command)
+    monkeypatch.setenv("OFFSETLAKE_RETRIES", "0")
+    try:
+        run, states = run_interval(dagbag().dags[DAG_ID], datetime(2026, 3, 1, 11, tzinfo=timezone.utc))
+    finally:
+        Variable.delete("offsetlake_landing")
+    assert (run.state, states) == ("success", dict.fromkeys(STAGES, "success"))
+    calls = [json.loads(line) for line in log.read_text().splitlines()]
+    interval = ["--from", "2026-03-01T10:00:00+00:00", "--to", "2026-03-01T11:00:00+00:00", "--run-id", run.run_id]
+    lake = ["--lake", str(tmp_path / "lake dir")]
+    assert calls == [
+        ["ingest", *lake, "--landing", "/data/landing", *interval, "--config", "/etc/offsetlake.toml"],
+        *[[stage, *lake, *interval, "--config", "/etc/offsetlake.toml"] for stage in STAGES[1:]],
+    ]
+
+
+def test_a_failed_audit_stops_publish(dagbag, stage_recorder, monkeypatch, tmp_path):
+    command, log, codes = stage_recorder
+    codes.write_text(json.dumps({"audit": 4}))  # the CLI's data-quality exit code
+    for name, value in {"COMMAND": command, "LANDING": "/data/landing", "LAKE": "/data/lake", "RETRIES": "0"}.items():
+        monkeypatch.setenv(f"OFFSETLAKE_{name}", value)
+    monkeypatch.delenv("OFFSETLAKE_CONFIG", raising=False)
+    run, states = run_interval(dagbag().dags[DAG_ID], datetime(2026, 3, 2, 11, tzinfo=timezone.utc))
+    assert run.state == "failed"
+    assert states == {"ingest": "success", "replay": "success", "marts": "success", "audit": "failed", "publish": "upstream_failed"}
+    assert [json.loads(line)[0] for line in log.read_text().splitlines()] == ["ingest", "replay", "marts", "audit"]
+
+
+def test_missing_lake_setting_fails_the_first_task_without_retrying(dagbag, stage_recorder, monkeypatch):
+    command, log, _ = stage_recorder
+    monkeypatch.setenv("OFFSETLAKE_COMMAND", command)
+    monkeypatch.setenv("OFFSETLAKE_LANDING", "/data/landing")
+    monkeypatch.delenv("OFFSETLAKE_LAKE", raising=False)
+    monkeypatch.setenv("OFFSETLAKE_RETRY_DELAY_SECONDS", "1")  # retries stay 2: they must not be used
+    run, states = run_interval(dagbag().dags[DAG_ID], datetime(2026, 3, 3, 11, tzinfo=timezone.utc))
+    assert (run.state, states["ingest"], states["publish"]) == ("failed", "failed", "upstream_failed")
+    assert [ti.try_number for ti in run.get_task_instances() if ti.task_id == "ingest"] == [1]
+    assert not log.exists()
