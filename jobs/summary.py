@@ -65,7 +65,7 @@ def print_summary(outcome, settings) -> None:
         print(line)
     if outcome.audit is not None:
         status = "FAILED (error-severity checks)" if outcome.audit.has_errors else "passed"
-        print(f"Data quality: {status}; report: {outcome.audit.report_path}")
+        print(f"Data quality: {status}, {outcome.audit.alerts_total:,} alerts; report: {outcome.audit.report_path}")
     if outcome.published:
         print("Published gold rows: " + ", ".join(f"{k} {v:,}" for k, v in outcome.published.items()))
     print("Stage timings: " + ", ".join(f"{k} {v:.1f}s" for k, v in outcome.timings.items()))
