@@ -132,7 +132,8 @@ def parse_sources(spark: SparkSession, settings: Settings, files: list[LandedFil
     for kind, zone in zones.items():
         if not by_kind.get(kind):
             continue
-        lines = read_lines(spark, _text_files(by_kind[kind], hashes, zone))
+        # landed rows, rejected rows and the accounting all derive from these lines: read the files once
+        lines = collector.keep(read_lines(spark, _text_files(by_kind[kind], hashes, zone)))
         if kind == "commits":
             collector.add(OFFSET_COMMITS, parse_commit_events(lines), kind)
         elif kind == "broker_logs":
