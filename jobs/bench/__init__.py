@@ -1,0 +1,41 @@
+"""``offsetlake bench``: measured speed of every stage, and the same results row for row as DuckDB.
+
+For each case (an empty start-up run, each commit-event count of ``--sizes``, and a busy
+broker's day of snapshots unless ``--skip-snapshots``) it generates the inputs with the
+simulator, runs ingest, replay, marts and publish on the embedded default (audit is not
+timed) in a child process while sampling its memory, computes the same tables with DuckDB
+from the same files, checks that both agree row for row, prints the figures and writes them
+to ``<workdir>/bench-<timestamp>.json``. Exit code 1 when any table differs.
+
+DuckDB is a benchmark-only dependency (the ``bench`` extra): it is imported only here.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from schemas.config import ConfigError, Settings
+
+
+def parse_sizes(text: str) -> list[int]:
+    """``"1000000,10000000"`` -> [1000000, 10000000]; each at least 1000, no repeats."""
+    try:
+        sizes = [int(part.replace("_", "")) for part in text.split(",") if part.strip()]
+    except ValueError as error:
+        raise ConfigError(f"--sizes takes commit-event counts separated by commas, such as 1000000,10000000; got {text!r}") from error
+    if not sizes or any(n < 1000 for n in sizes) or len(set(sizes)) != len(sizes):
+        raise ConfigError(f"--sizes needs distinct commit-event counts of at least 1000 each; got {text!r}")
+    return sizes
+
+
+def run_bench(args: argparse.Namespace, settings: Settings) -> int:
+    """Entry point of ``offsetlake bench`` (see the module docstring); returns the exit code."""
+    try:
+        import duckdb  # noqa: F401
+    except ImportError as error:
+        raise ConfigError("offsetlake bench needs DuckDB: install the 'bench' extra (pip install 'offsetlake[bench]')") from error
+    from jobs.bench.runner import bench, default_cases
+
+    cases = default_cases(parse_sizes(args.sizes), args.skip_snapshots)
+    _, _, exit_code = bench(cases, settings, args.workdir)
+    return exit_code

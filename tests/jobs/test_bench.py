@@ -1,0 +1,209 @@
+"""offsetlake bench: the DuckDB reference agrees with the pipeline row for row, the report, the comparison."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from datetime import datetime, timedelta, timezone
+
+import duckdb
+import pytest
+
+from jobs.bench import parse_sizes
+from jobs.bench.compare import compare_table
+from jobs.bench.duckdb_reference import REFERENCE_TABLES, connect
+from jobs.bench.memory import sample_tree
+from jobs.bench.report import STAGE_ROWS, linearity
+from jobs.bench.runner import BenchCase, bench
+from jobs.bench.spark_profile import profile_stages
+from jobs.bench.sql_text import key_kind_macro
+from jobs.simulator import MANIFEST_NAME, SimulationManifest, SimulationSpec, simulate
+from schemas.config import ConfigError, Settings
+
+START = datetime(2026, 11, 21, tzinfo=timezone.utc)
+# An hour of a small cluster: every kind of evidence and of incident, 32 files.
+CASE = BenchCase(
+    "commits-small",
+    "commits",
+    SimulationSpec(
+        start=START,
+        duration=timedelta(hours=1),
+        topics=2,
+        queues_per_topic=(4, 2),
+        groups=2,
+        clients_per_group=(2, 1),
+        commit_interval=timedelta(seconds=30),
+        snapshot_interval=timedelta(minutes=10),
+        progress_interval=timedelta(minutes=30),
+    ),
+    requested_events=2306,
+)
+# A tiny busy broker: snapshots only, 5 keys x 8 queues, 6 snapshots; landed as cluster busy-1,
+# with the first queue of its 15-minute snapshot set back to 0 (as a failover to a stale slave would).
+BUSY_BROKER = SimulationSpec.busy_broker_day(START).model_copy(update={"topics": 3, "groups": 5, "duration": timedelta(minutes=30)})
+BUSY_CLUSTER = "busy-1"
+SET_BACK_AT = START + timedelta(minutes=15)
+
+
+@pytest.fixture(scope="module")
+def bench_run(spark, tmp_path_factory):
+    """One in-process bench case (a single pipeline run) over the small cluster and the busy broker, outputs kept."""
+    workdir = tmp_path_factory.mktemp("bench")
+    landing = workdir / CASE.name / "landing"
+    simulate(CASE.spec, landing)
+    busy = tmp_path_factory.mktemp("busy")
+    simulate(BUSY_BROKER, busy)
+    (busy / "snapshots" / "prod-1").rename(landing / "snapshots" / BUSY_CLUSTER)
+    set_back = landing / "snapshots" / BUSY_CLUSTER / "broker-a" / "2026-11-21T00:15:00Z" / "consumerOffset.json"
+    text = set_back.read_text()
+    key, stored = re.search(r'"([^"]+)":\{0:(\d+)', text).groups()
+    assert int(stored) > 0
+    set_back.write_text(text.replace(f'"{key}":{{0:{stored}', f'"{key}":{{0:0', 1))
+    report, path, exit_code = bench([CASE], Settings(), workdir, isolate=False, keep_outputs=True)
+    return workdir, report, path, exit_code, (key, int(stored))
+
+
+def _reference(workdir, sql: str) -> list[tuple]:
+    con = duckdb.connect(str(workdir / CASE.name / "reference.duckdb"), read_only=True)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def test_reference_and_pipeline_agree_row_for_row(bench_run):
+    workdir, report, _, exit_code, _ = bench_run
+    (case,) = report["cases"]
+    results = {r["table"]: (r["lake_rows"] == r["reference_rows"], r["only_in_lake"], r["only_in_reference"])
+               for r in case["comparison"]["results"]}  # fmt: skip
+    assert results == {table: (True, 0, 0) for table in [*REFERENCE_TABLES, "quarantine/rejected_inputs"]}
+    assert all(case["table_rows"][t] > 0 for t in REFERENCE_TABLES)
+    busy = _reference(workdir, f"SELECT observation, count(*) FROM ref_stored_offset_timeline WHERE cluster = '{BUSY_CLUSTER}' GROUP BY 1")
+    assert busy == [("snapshot", 5 * 8 * 6)]  # keys x queues x snapshots
+    assert exit_code == 0 and report["agrees"]
+
+
+def test_reference_finds_the_injected_incidents_and_nothing_else(bench_run):
+    workdir, _, _, _, (set_back_key, stored) = bench_run
+    manifest = SimulationManifest.model_validate_json((workdir / CASE.name / "landing" / MANIFEST_NAME).read_bytes())
+    found = set(_reference(
+        workdir, "SELECT DISTINCT broker, topic, consumer_group, queue_id, evidence FROM ref_offset_regressions WHERE cluster = 'prod-1'"
+    ))  # fmt: skip
+    by_commit = {(i.broker, i.topic, i.consumer_group, i.queue_id, "commit") for i in manifest.incidents if i.has_notifyme}
+    assert by_commit and by_commit <= found
+    # (a failover that the snapshots show only against the last commit, not against the snapshot before, is not found)
+    assert {k[:4] for k in found} <= {(i.broker, i.topic, i.consumer_group, i.queue_id) for i in manifest.incidents}
+    topic, group = set_back_key.split("@")
+    busy = _reference(
+        workdir,
+        "SELECT cluster, broker, topic, consumer_group, queue_id, detected_at, \"offset\", stored_offset, regression_size, "
+        f"evidence, client_host, explained_by FROM ref_offset_regressions WHERE cluster = '{BUSY_CLUSTER}'",
+    )
+    # the stored offset a snapshot pair compares with is the previous snapshot's (offsets only grow, so at most
+    # what the set-back file held before)
+    (row,) = busy
+    assert row[:7] == (BUSY_CLUSTER, "broker-a", topic, group, 0, SET_BACK_AT.replace(tzinfo=None), 0)
+    assert row[9:] == ("snapshot_pair", None, None)
+    assert 0 < row[7] <= stored and row[8] == row[7]
+
+
+def test_report_json_has_expected_fields(bench_run):
+    _, _, path, _, _ = bench_run
+    report = json.loads(path.read_text())
+    assert {"created_at", "machine", "settings", "stages_timed", "audit_timed", "targets", "cases", "duckdb_ratio_largest",
+            "linearity", "driver_peak_mib", "agrees"} <= report.keys()  # fmt: skip
+    assert report["stages_timed"] == list(STAGE_ROWS) and report["audit_timed"] is False
+    assert len(report["cases"]) == 1
+    for case in report["cases"]:
+        assert {"case", "kind", "inputs", "pipeline", "duckdb", "offsetlake_to_duckdb", "table_rows", "comparison"} <= case.keys()
+        assert list(case["pipeline"]["stages"]) == ["ingest", "replay", "marts", "publish"]
+        for stage in case["pipeline"]["stages"].values():
+            assert stage["seconds"] > 0 and stage["rows"] >= 0 and stage["driver_peak_mib"] > 0 and stage["jvm_peak_mib"] > 0
+            assert stage["rows_counted"] and "driver_cpu_seconds" in stage
+        assert list(case["duckdb"]["steps"]) == ["read_inputs", "replay", "marts"] and case["offsetlake_to_duckdb"] > 0
+    assert report["cases"][0]["pipeline"]["stages"]["replay"]["rows"] == report["cases"][0]["table_rows"]["silver/stored_offset_timeline"]
+    assert report["linearity"] is None  # one commits case only
+
+
+def test_comparison_detects_a_planted_difference(bench_run, tmp_path):
+    workdir, _, _, _, _ = bench_run
+    database = tmp_path / "planted.duckdb"
+    shutil.copy(workdir / CASE.name / "reference.duckdb", database)
+    con = duckdb.connect(str(database))
+    con.execute("SET TimeZone = 'UTC'")
+    (first_id, *first), (second_id, *second) = con.execute("SELECT rowid, * FROM ref_offset_regressions LIMIT 2").fetchall()
+    # one row changed, another duplicated: one row only in the lake, two only in DuckDB
+    con.execute("UPDATE ref_offset_regressions SET regression_size = regression_size + 1 WHERE rowid = ?", [first_id])
+    con.execute("INSERT INTO ref_offset_regressions SELECT * FROM ref_offset_regressions WHERE rowid = ?", [second_id])
+    result = compare_table(con, workdir / CASE.name / "lake", "silver/offset_regressions", "ref_offset_regressions")
+    changed = (*first[:8], first[8] + 1, *first[9:])
+    assert (result.only_in_lake, result.only_in_reference, result.agrees) == (1, 2, False)
+    assert result.lake_samples == [tuple(first)]
+    assert sorted(result.reference_samples, key=repr) == sorted([changed, tuple(second)], key=repr)
+
+
+def test_key_kind_macro_classifies_like_the_pipeline():
+    con = connect(None)
+    con.execute(key_kind_macro())
+    keys = [
+        ("%RETRY%g", "g", "retry"), ("%RETRY%g_t", "g", "pop_retry"), ("%RETRY%g+t", "g", "pop_retry"),
+        ("%RETRY%other", "g", "retry"), ("%DLQ%g", "g", "dlq"), ("t", "g@broadcast", "broadcast"),
+        ("rmq_sys_REVIVE_LOG_c", "CID_RMQ_SYS_REVIVE_GROUP", "system"), ("OFFSET_MOVED_EVENT", "__MONITOR_CONSUMER", "system"),
+        ("t", "CID_ONSAPI_x", "system"), ("TopicTest", "group_a", "normal"),
+    ]  # fmt: skip
+    got = con.execute(
+        "SELECT topic, grp, key_kind(topic, grp) FROM (VALUES " + ", ".join(f"('{t}', '{g}')" for t, g, _ in keys) + ") v(topic, grp)"
+    ).fetchall()
+    assert got == keys
+
+
+def test_sizes_are_parsed_and_checked():
+    assert parse_sizes("1000000,10_000_000") == [1_000_000, 10_000_000]
+    for bad in ("", "1e6", "999", "5000,5000"):
+        with pytest.raises(ConfigError):
+            parse_sizes(bad)
+
+
+def _case(name, kind, events, stages, cpu):
+    return {"case": name, "kind": kind, "requested_events": events, "inputs": {"commit_events": events},
+            "pipeline": {"seconds": sum(stages.values()), "stages": {k: {"seconds": v} for k, v in stages.items()},
+                         "run": {"driver_cpu_seconds": cpu - 2.0, "workers_cpu_seconds": 2.0}}}  # fmt: skip
+
+
+def test_linearity_subtracts_the_startup_run():
+    cases = [
+        _case("startup", "startup", 0, {"ingest": 10.0, "replay": 5.0}, cpu=20.0),
+        _case("commits-1000", "commits", 1000, {"ingest": 20.0, "replay": 7.0}, cpu=48.0),
+        _case("commits-10000", "commits", 10000, {"ingest": 110.0, "replay": 25.0}, cpu=300.0),
+    ]
+    assert linearity(cases) == {
+        "small_case": "commits-1000", "large_case": "commits-10000", "startup_seconds": 15.0,
+        "cpu_ratio_minus_startup": (300.0 - 20.0) / (48.0 - 20.0), "size_ratio": 10.0,
+        "events_ratio": 10.0, "time_ratio": 135.0 / 27.0, "time_ratio_minus_startup": 120.0 / 12.0,
+        "per_stage_minus_startup": {"ingest": 10.0, "replay": 10.0}, "target_max": 10.5,
+    }  # fmt: skip
+
+
+def test_profile_sums_spark_executions_per_call_site_within_each_stage(tmp_path):
+    events = [
+        {"Event": "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart", "executionId": 1, "time": 1000, "description": "collect at a.py:1"},
+        {"Event": "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionEnd", "executionId": 1, "time": 3000},
+        {"Event": "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart", "executionId": 2, "time": 2000, "description": "count at b.py:2"},
+        {"Event": "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionEnd", "executionId": 2, "time": 2500},
+        {"Event": "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart", "executionId": 3, "time": 6000, "description": "parquet at c.py:3"},
+    ]  # fmt: skip
+    (tmp_path / "app-1").write_text("\n".join(json.dumps(e) for e in events) + "\n")
+    assert profile_stages(tmp_path, {"ingest": (0.0, 5.0), "replay": (5.0, 10.0)}) == {
+        "ingest": {"spark_seconds": 2.0, "outside_spark_seconds": 3.0, "sql_executions": 2,
+                   "top_call_sites": [{"call_site": "collect at a.py:1", "executions": 1, "seconds": 2.0},
+                                      {"call_site": "count at b.py:2", "executions": 1, "seconds": 0.5}]},
+        "replay": {"spark_seconds": 0.0, "outside_spark_seconds": 5.0, "sql_executions": 0, "top_call_sites": []},
+    }  # fmt: skip
+
+
+def test_memory_sample_of_this_process():
+    sample = sample_tree(os.getpid())
+    assert sample is not None and sample.python_rss > 10 << 20 and sample.python_cpu > 0
+    assert sample_tree(2**22 + 12345) is None
