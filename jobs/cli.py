@@ -91,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(asctime)s %(levelname)s %(message)s")
     from jobs.lake import LakeError
     from jobs.landing import LandingError
+    from jobs.marts_stage import StageOrderError
     from jobs.spark import JavaMissingError
 
     try:
@@ -100,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as error:
         print(f"offsetlake: configuration error: {error}", file=sys.stderr)
         return EXIT_USAGE
-    except (LandingError, LakeError, JavaMissingError) as error:
+    except (LandingError, LakeError, JavaMissingError, StageOrderError) as error:
         print(f"offsetlake: {error}", file=sys.stderr)
         return EXIT_INPUT
 

@@ -29,7 +29,6 @@ from schemas.tables import (
     QUEUE_OFFSETS,
     REPLAY_CHECKPOINTS,
     STORED_OFFSET_TIMELINE,
-    TableSpec,
 )
 
 QUEUE_COLUMNS = ("cluster", "broker", "topic", "consumer_group", "queue_id")
@@ -100,7 +99,3 @@ def publish(lake: Lake, settings: Settings, run_id: str) -> dict[str, int]:
         published[spec.path] = staged.count()
     return published
 
-
-def staged_table(lake: Lake, spec: TableSpec):
-    """Gold rows waiting for their audit (what the audit stage checks)."""
-    return lake.staging().read(spec)
