@@ -58,6 +58,7 @@ def connect(database: Path | None, threads: int | None = None) -> duckdb.DuckDBP
         Path(f"{database}.wal").unlink(missing_ok=True)
     con = duckdb.connect(str(database) if database is not None else ":memory:")
     con.execute("SET TimeZone = 'UTC'")
+    con.execute("SET enable_progress_bar = false")
     if database is not None:
         con.execute(f"SET temp_directory = '{database.parent / 'duckdb-spill'}'")
     if threads:

@@ -2,8 +2,8 @@
 
 The tree is the Python driver (``root_pid``), its JVM (a ``java`` descendant) and the
 Python workers the JVM starts (every other descendant). Each sample records the resident
-set size (``/proc/<pid>/statm``) and the CPU seconds used so far (``/proc/<pid>/stat``)
-of each group; ``peak`` gives the largest driver (Python + JVM) footprint in a time span.
+set size (``/proc/<pid>/statm``; for the forked workers the proportional set size) and the
+CPU seconds used so far (``/proc/<pid>/stat``) of each group; ``peak`` gives the largest driver (Python + JVM) footprint in a time span.
 Linux only; elsewhere the sampler records nothing.
 """
 
@@ -25,7 +25,7 @@ class Sample:
     at: float  # time.time()
     python_rss: int  # bytes
     jvm_rss: int
-    workers_rss: int
+    workers_rss: int  # proportional (PSS) where the kernel tells it
     python_cpu: float  # seconds since the process started
     jvm_cpu: float
     workers_cpu: tuple[tuple[int, float], ...]  # (pid, CPU seconds) of each live worker: workers come and go
@@ -44,6 +44,18 @@ def _children(pid: int) -> list[int]:
     except OSError:
         pass
     return found
+
+
+def _proportional_bytes(pid: int) -> int | None:
+    """PSS: resident memory with pages shared between processes divided among them. Python
+    workers are forked from one daemon, so their plain RSS would count its pages once per worker."""
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
 
 
 def _stat(pid: int) -> tuple[str, int, float] | None:
@@ -76,7 +88,8 @@ def sample_tree(root_pid: int) -> Sample | None:
         if name == "java":
             jvm_rss, jvm_cpu = jvm_rss + rss, jvm_cpu + cpu
         else:
-            workers_rss += rss
+            proportional = _proportional_bytes(pid)
+            workers_rss += rss if proportional is None else proportional
             workers_cpu.append((pid, cpu))
         pending += _children(pid)
     return Sample(time.time(), root[1], jvm_rss, workers_rss, root[2], jvm_cpu, tuple(workers_cpu))

@@ -17,7 +17,7 @@ from jobs.bench.duckdb_reference import REFERENCE_TABLES, connect
 from jobs.bench.memory import sample_tree
 from jobs.bench.report import STAGE_ROWS, linearity
 from jobs.bench.runner import BenchCase, bench
-from jobs.bench.spark_profile import profile_stages
+from jobs.bench.spark_profile import call_site, profile_stages
 from jobs.bench.sql_text import key_kind_macro
 from jobs.simulator import MANIFEST_NAME, SimulationManifest, SimulationSpec, simulate
 from schemas.config import ConfigError, Settings
@@ -117,7 +117,8 @@ def test_report_json_has_expected_fields(bench_run):
     assert report["stages_timed"] == list(STAGE_ROWS) and report["audit_timed"] is False
     assert len(report["cases"]) == 1
     for case in report["cases"]:
-        assert {"case", "kind", "inputs", "pipeline", "duckdb", "offsetlake_to_duckdb", "table_rows", "comparison"} <= case.keys()
+        assert {"case", "kind", "inputs", "pipeline", "duckdb", "offsetlake_to_duckdb", "ingest_through_marts_to_duckdb",
+                "offsetlake_to_duckdb_cpu", "table_rows", "comparison", "load_average"} <= case.keys()  # fmt: skip
         assert list(case["pipeline"]["stages"]) == ["ingest", "replay", "marts", "publish"]
         for stage in case["pipeline"]["stages"].values():
             assert stage["seconds"] > 0 and stage["rows"] >= 0 and stage["driver_peak_mib"] > 0 and stage["jvm_peak_mib"] > 0
@@ -187,14 +188,16 @@ def test_linearity_subtracts_the_startup_run():
 
 
 def test_profile_sums_spark_executions_per_call_site_within_each_stage(tmp_path):
+    start, end = (f"org.apache.spark.sql.execution.ui.SparkListenerSQLExecution{kind}" for kind in ("Start", "End"))
     events = [
-        {"Event": "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart", "executionId": 1, "time": 1000, "description": "collect at a.py:1"},
-        {"Event": "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionEnd", "executionId": 1, "time": 3000},
-        {"Event": "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart", "executionId": 2, "time": 2000, "description": "count at b.py:2"},
-        {"Event": "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionEnd", "executionId": 2, "time": 2500},
-        {"Event": "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart", "executionId": 3, "time": 6000, "description": "parquet at c.py:3"},
-    ]  # fmt: skip
-    (tmp_path / "app-1").write_text("\n".join(json.dumps(e) for e in events) + "\n")
+        {"Event": start, "executionId": 1, "time": 1000, "description": "collect at a.py:1"},
+        {"Event": end, "executionId": 1, "time": 3000},
+        {"Event": start, "executionId": 2, "time": 2000, "description": "count at b.py:2"},
+        {"Event": end, "executionId": 2, "time": 2500},
+        {"Event": start, "executionId": 3, "time": 6000, "description": "parquet at c.py:3"},  # never ended
+    ]
+    (tmp_path / "eventlog_v2_app-1").mkdir()
+    (tmp_path / "eventlog_v2_app-1" / "events_1_app-1").write_text("\n".join(json.dumps(e) for e in events) + "\n")
     assert profile_stages(tmp_path, {"ingest": (0.0, 5.0), "replay": (5.0, 10.0)}) == {
         "ingest": {"spark_seconds": 2.0, "outside_spark_seconds": 3.0, "sql_executions": 2,
                    "top_call_sites": [{"call_site": "collect at a.py:1", "executions": 1, "seconds": 2.0},
@@ -207,3 +210,17 @@ def test_memory_sample_of_this_process():
     sample = sample_tree(os.getpid())
     assert sample is not None and sample.python_rss > 10 << 20 and sample.python_cpu > 0
     assert sample_tree(2**22 + 12345) is None
+
+
+def test_a_parquet_write_is_named_after_its_table():
+    def write(path: str) -> dict:
+        return {"description": "parquet at NativeMethodAccessorImpl.java:0",
+                "physicalPlanDescription": f"(43) Execute InsertIntoHadoopFsRelationCommand\nArguments: file:{path}, false, Parquet"}  # fmt: skip
+
+    assert [
+        call_site(write("/x/lake/silver/offset_regressions/_offsetlake_writes/7a3b")),
+        call_site(write("/x/lake/_staging/gold/consumer_lag/_offsetlake_writes/33e6")),
+        call_site(write("/x/lake/ops/ingest_runs/_offsetlake_writes/merge-c039")),
+        call_site({"description": "collect at /x/jobs/ingest_stage.py:58"}),
+    ] == ["write silver/offset_regressions", "write _staging/gold/consumer_lag", "merge source ops/ingest_runs",
+          "collect at /x/jobs/ingest_stage.py:58"]  # fmt: skip
