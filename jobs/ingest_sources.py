@@ -65,11 +65,13 @@ class _Collector:
         self.persisted: list[DataFrame] = []
 
     def keep(self, df: DataFrame) -> DataFrame:
-        """Cache a frame several outputs are derived from, so its files are parsed once."""
+        """Cache a frame several outputs are derived from, so its files are read or parsed once."""
         self.persisted.append(df.persist(StorageLevel.MEMORY_AND_DISK))
         return self.persisted[-1]
 
     def add(self, spec: TableSpec, parsed: Parsed, source_kind: str) -> None:
+        """Keep ``parsed`` for the table: its writes, rejections and accounting all read the one parse."""
+        parsed = parsed.cached(self.keep)
         self.landed.setdefault(spec, []).append(parsed.landed)
         self.rejected.append(parsed.rejected.withColumn("source_kind", F.lit(source_kind)))
 
@@ -132,12 +134,11 @@ def parse_sources(spark: SparkSession, settings: Settings, files: list[LandedFil
     for kind, zone in zones.items():
         if not by_kind.get(kind):
             continue
-        # landed rows, rejected rows and the accounting all derive from these lines: read the files once
-        lines = collector.keep(read_lines(spark, _text_files(by_kind[kind], hashes, zone)))
+        lines = read_lines(spark, _text_files(by_kind[kind], hashes, zone))
         if kind == "commits":
             collector.add(OFFSET_COMMITS, parse_commit_events(lines), kind)
         elif kind == "broker_logs":
-            parsed = parse_broker_log(lines)
+            parsed = parse_broker_log(collector.keep(lines))  # two parsers read the lines: read them once
             collector.add(OFFSET_COMMITS, parsed.commits, kind)
             collector.add(OFFSET_RESETS, parsed.resets, kind)
         elif kind == "client_logs":
@@ -148,14 +149,9 @@ def parse_sources(spark: SparkSession, settings: Settings, files: list[LandedFil
 
 
 def _finish(spark: SparkSession, collector: _Collector) -> SourceOutput:
-    persisted = collector.persisted
-
-    def keep(df: DataFrame) -> DataFrame:
-        persisted.append(df.persist(StorageLevel.MEMORY_AND_DISK))
-        return persisted[-1]
-
-    landed = {spec: keep(_union(frames)) for spec, frames in collector.landed.items()}
-    rejected = keep(_union(collector.rejected)) if collector.rejected else None
+    # every part is cached by the collector: the unions cost nothing to recompute
+    landed = {spec: _union(frames) for spec, frames in collector.landed.items()}
+    rejected = _union(collector.rejected) if collector.rejected else None
     parts = [
         df.select("source_file", F.lit(1).alias("landed"), F.lit(0).alias("quarantined"), F.col(spec.event_time).alias("at"))
         for spec, df in landed.items()
@@ -176,4 +172,4 @@ def _finish(spark: SparkSession, collector: _Collector) -> SourceOutput:
 
         rejected = spark.createDataFrame([], REJECTED_INPUTS.schema).drop("rejected_at", "_ingest_run_id")
     skipped = _union(collector.skipped) if collector.skipped else spark.createDataFrame([], SKIPPED_SCHEMA)
-    return SourceOutput(landed, rejected, accounting, skipped, persisted)
+    return SourceOutput(landed, rejected, accounting, skipped, collector.persisted)

@@ -11,6 +11,8 @@ the damage are kept), a line that is not valid UTF-8, a file that vanished.
 from __future__ import annotations
 
 import gzip
+import heapq
+import os
 import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -22,6 +24,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import LongType, StringType, StructField, StructType, TimestampType
 
 CHUNK_BYTES = 32 << 20
+TASKS_PER_CORE = 8  # read tasks per core: small enough groups to even out the cores' work
 GZIP_MAGIC = b"\x1f\x8b"
 
 FILE_SCHEMA = StructType(
@@ -143,14 +146,36 @@ def _read_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatc
             yield from _read_file(meta)
 
 
+def balanced_bins(sizes: Sequence[int], bins: int) -> list[list[int]]:
+    """Indices of ``sizes`` split into at most ``bins`` groups of similar total size, largest
+    group first (greedy: each file, largest first, joins the lightest group)."""
+    lightest_first: list[tuple[int, int, list[int]]] = [(0, slot, []) for slot in range(max(1, min(bins, len(sizes))))]
+    for index in sorted(range(len(sizes)), key=lambda i: -sizes[i]):
+        total, slot, members = heapq.heappop(lightest_first)
+        members.append(index)
+        heapq.heappush(lightest_first, (total + sizes[index], slot, members))
+    return [members for _, _, members in sorted(lightest_first, key=lambda g: -g[0]) if members]
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0  # the reader reports it as a row with read_error
+
+
 def read_lines(spark: SparkSession, files: Sequence[TextFile]) -> DataFrame:
-    """One row per line of ``files`` (see LINES_SCHEMA), read in parallel by the executors."""
+    """One row per line of ``files`` (see LINES_SCHEMA), read in parallel by the executors.
+
+    Files go to tasks in groups of similar total size, the heaviest first, so that no core
+    is left reading a large share alone at the end (a task per file when there are few).
+    """
     rows = [(f.path, f.source_file, f.cluster, f.broker, f.event_at, f.source_timezone, f.file_hash) for f in files]
     if not rows:
         return spark.createDataFrame([], LINES_SCHEMA)
-    listing = spark.createDataFrame(rows, FILE_SCHEMA)
-    # one file per task so large files are read in parallel (few files: one partition each)
-    listing = listing.repartition(max(1, min(len(rows), spark.sparkContext.defaultParallelism * 4)), "path")
+    bins = balanced_bins([_size(f.path) for f in files], spark.sparkContext.defaultParallelism * TASKS_PER_CORE)
+    grouped = spark.sparkContext.parallelize([[rows[i] for i in members] for members in bins], len(bins))
+    listing = spark.createDataFrame(grouped.flatMap(lambda group: group), FILE_SCHEMA)
     return listing.mapInArrow(_read_partition, LINES_SCHEMA)
 
 

@@ -34,6 +34,7 @@ COMMIT_COLUMNS = [c for c in OFFSET_COMMITS.columns if c not in ("_ingest_run_id
 KNOWN_FIELDS = ("committed_at", "broker", "client_host", "topic", "consumer_group", "queue_id", "offset", "path")
 REQUIRED_FIELDS = ("committed_at", "broker", "topic", "consumer_group", "queue_id", "offset")
 STRING_FIELDS = ("broker", "client_host", "topic", "consumer_group", "path")
+INTEGER_FIELDS = ("committed_at", "queue_id", "offset")
 COMMIT_PATHS = ("update_offset", "pull_piggyback")
 OFFSET_LIMIT = 2**53  # exclusive: offsets beyond what every JSON reader holds exactly are absurd
 MAX_QUEUE_ID = 65535
@@ -50,7 +51,7 @@ def is_blank(line: Column) -> Column:
 
 
 def integer_in_range(value: Column, low: int, high_exclusive: int) -> Column:
-    """``value`` (a decimal) as a long when it lies in ``[low, high_exclusive)``, else null."""
+    """``value`` (an integer) as a long when it lies in ``[low, high_exclusive)``, else null."""
     return F.when((value >= F.lit(low)) & (value < F.lit(high_exclusive)), value.cast("long"))
 
 
@@ -70,34 +71,41 @@ def _json_kind(value: Column) -> Column:
 
 
 def _with_fields(df: DataFrame) -> DataFrame:
-    """Add ``_strict``/``_json`` (the parsed line) and per known field ``_k_<f>`` (JSON kind), ``_s_<f>``
-    (as text) and ``_d_<f>`` (as an integer); a byte-order mark opening the file is ignored."""
+    """Add ``_strict``/``_json`` (the parsed line) and per known field ``_k_<f>`` (JSON kind),
+    ``_s_<f>`` (as text) and, for ``committed_at``, ``queue_id`` and ``offset``, ``_d_<f>`` (as an
+    integer); a byte-order mark opening the file is ignored.
+
+    Each line is parsed once: a line the strict parse accepts has its object read from that
+    parse; only lines it refuses are parsed again, leniently, to tell the reason apart.
+    """
     text = F.when(F.col("line_no") == 1, F.regexp_replace("line", "^\ufeff", "")).otherwise(F.col("line"))
-    out = df.withColumns(
-        {
-            "_text": text,
-            # Strict parse (no trailing content, no duplicate names at any depth); the line is
-            # wrapped in [] so that content after the first value is a syntax error.
-            "_strict": F.try_parse_json(F.concat(F.lit("["), text, F.lit("]"))),
-            "_json": F.from_json(text, "map<string, variant>", JSON_OPTIONS),
-        }
+    strict = F.col("_strict")
+    out = df.withColumn("_text", text).withColumn(
+        # Strict parse (no trailing content, no duplicate names at any depth); the line is
+        # wrapped in [] so that content after the first value is a syntax error.
+        "_strict",
+        F.try_parse_json(F.concat(F.lit("["), F.col("_text"), F.lit("]"))),
+    )
+    out = out.withColumn(
+        "_json",
+        F.when(strict.isNotNull(), F.try_variant_get(strict, "$[0]", "map<string, variant>")).otherwise(
+            F.from_json(F.col("_text"), "map<string, variant>", JSON_OPTIONS)
+        ),
     )
     for field in KNOWN_FIELDS:
         value = F.try_element_at(F.col("_json"), F.lit(field))
-        out = out.withColumns(
-            {
-                f"_k_{field}": _json_kind(value),
-                f"_s_{field}": F.try_variant_get(value, "$", "string"),
-                f"_d_{field}": F.try_variant_get(value, "$", "decimal(38,0)"),
-            }
-        )
+        out = out.withColumns({f"_k_{field}": _json_kind(value), f"_s_{field}": F.try_variant_get(value, "$", "string")})
+        if field in INTEGER_FIELDS:
+            # from the number's text: a long holds every value the range checks accept, a
+            # larger one reads as null (reading the variant as a long directly is much slower)
+            out = out.withColumn(f"_d_{field}", F.when(F.col(f"_k_{field}") == "integer", F.col(f"_s_{field}").try_cast("long")))
     return out
 
 
 def _committed_at(kind: Column, text: Column, number: Column) -> Column:
     """UTC time of an ISO-8601 instant (Z or offset) or of epoch milliseconds (number or digits)."""
     millis = F.when(kind == "integer", number).when(
-        (kind == "string") & text.rlike(EPOCH_MILLIS_TEXT), text.try_cast("decimal(38,0)")
+        (kind == "string") & text.rlike(EPOCH_MILLIS_TEXT), text.try_cast("long")
     )
     from_millis = F.timestamp_millis(integer_in_range(millis, 0, MAX_EPOCH_MILLIS + 1))
     from_iso = F.when((kind == "string") & text.rlike(ISO_INSTANT), text.try_cast("timestamp"))
@@ -154,7 +162,9 @@ def parse_commit_events(lines: DataFrame) -> Parsed:
     """
     records = lines.where(F.col("read_error").isNotNull() | ~F.coalesce(is_blank(F.col("line")), F.lit(False)))
     fields = _with_fields(records)
-    extra = F.map_filter(F.col("_json"), lambda key, _: ~key.isin(*KNOWN_FIELDS))
+    unknown = lambda key, _: ~key.isin(*KNOWN_FIELDS)  # noqa: E731
+    # the strict parse orders an object's names; extra fields keep the line's order
+    extra = F.map_filter(F.from_json(F.col("_text"), "map<string, variant>", JSON_OPTIONS), unknown)
     typed = fields.withColumns(
         {
             "committed_at": _committed_at(F.col("_k_committed_at"), F.col("_s_committed_at"), F.col("_d_committed_at")),
@@ -169,7 +179,7 @@ def parse_commit_events(lines: DataFrame) -> Parsed:
             "evidence": F.lit("commit_log"),
             "commit_path": F.col("_s_path"),
             "reported_store_offset": F.lit(None).cast("long"),
-            "extra_fields": F.when(F.size(extra) > 0, F.to_json(extra)),
+            "extra_fields": F.when(F.size(F.map_filter(F.col("_json"), unknown)) > 0, F.to_json(extra)),
         }
     ).withColumn("key_kind", key_kind(F.col("topic"), F.col("consumer_group")))
     return split_valid(typed, _reason(), F.col("line"), COMMIT_COLUMNS)

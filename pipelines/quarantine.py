@@ -7,6 +7,7 @@ A row whose ``_reject_reason`` is null lands; any other row goes to
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import reduce
 
@@ -17,12 +18,28 @@ REJECT_REASON = "_reject_reason"
 REJECTED_COLUMNS = ("source_file", "line_no", "reason", "raw", "cluster", "_file_hash")
 
 
+RAW = "_raw"
+
+
 @dataclass(frozen=True)
 class Parsed:
-    """Rows that land (bronze columns) and rows rejected (``REJECTED_COLUMNS``)."""
+    """Rows that land (bronze columns) and rows rejected (``REJECTED_COLUMNS``).
+
+    Built by :func:`split_valid`, both are filters of one tagged frame (``tagged``), so
+    :meth:`cached` can keep the parse once for both; otherwise ``tagged`` is None.
+    """
 
     landed: DataFrame
     rejected: DataFrame
+    tagged: DataFrame | None = None
+    landed_columns: tuple[str, ...] = ()
+
+    def cached(self, persist: Callable[[DataFrame], DataFrame]) -> "Parsed":
+        """The same rows, computed once: ``persist`` (e.g. ``DataFrame.persist``) is applied to
+        the tagged frame both outputs filter, or to each output when there is none."""
+        if self.tagged is None:
+            return Parsed(persist(self.landed), persist(self.rejected))
+        return _split(persist(self.tagged), self.landed_columns)
 
 
 def first_failure(*checks: tuple[Column, str]) -> Column:
@@ -40,17 +57,28 @@ def first_failure(*checks: tuple[Column, str]) -> Column:
 
 def split_valid(df: DataFrame, reason: Column, raw: Column, landed_columns: list[str]) -> Parsed:
     """Split ``df`` on ``reason`` (null = valid) into landed rows and rejected rows."""
-    tagged = df.withColumn(REJECT_REASON, reason)
+    rejected_sources = [c for c in ("source_file", "line_no", "cluster", "_file_hash") if c not in landed_columns]
+    tagged = df.withColumn(REJECT_REASON, reason).select(
+        *landed_columns,
+        *rejected_sources,
+        REJECT_REASON,
+        # the raw text is kept for rejected rows only
+        F.when(F.col(REJECT_REASON).isNotNull(), raw.cast("string")).alias(RAW),
+    )
+    return _split(tagged, tuple(landed_columns))
+
+
+def _split(tagged: DataFrame, landed_columns: tuple[str, ...]) -> Parsed:
     landed = tagged.where(F.col(REJECT_REASON).isNull()).select(*landed_columns)
     rejected = tagged.where(F.col(REJECT_REASON).isNotNull()).select(
         F.col("source_file"),
         F.col("line_no").cast("long").alias("line_no"),
         F.col(REJECT_REASON).alias("reason"),
-        raw.cast("string").alias("raw"),
+        F.col(RAW).alias("raw"),
         F.col("cluster"),
         F.col("_file_hash"),
     )
-    return Parsed(landed=landed, rejected=rejected)
+    return Parsed(landed=landed, rejected=rejected, tagged=tagged, landed_columns=landed_columns)
 
 
 def union_parsed(parts: list[Parsed]) -> Parsed:

@@ -45,6 +45,7 @@ class ReplayResult:
     timeline: DataFrame  # silver/stored_offset_timeline
     regressions: DataFrame  # silver/offset_regressions
     checkpoint: DataFrame  # silver/replay_checkpoints (without as_of)
+    state: DataFrame  # every replayed event with both semantics' state: the four derive from it
 
 
 def _ordered(frame_start: int | None, frame_end: int):

@@ -8,7 +8,6 @@ from pyspark.sql import functions as F
 from pipelines.replay import ORDERING, QUEUE_KEY, ReplayResult, build_events, observation_seq, with_replayed_state
 
 
-
 def _is_commit() -> Column:
     return F.col("commit_offset").isNotNull()
 
@@ -145,4 +144,5 @@ def replay(commits: DataFrame, snapshots: DataFrame, seed: DataFrame) -> ReplayR
         timeline=stored_offset_timeline(state),
         regressions=regressions(state),
         checkpoint=next_checkpoint(state, seed),
+        state=state,
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import gzip
 from datetime import datetime, timezone
 
-from jobs.readers import TextFile, read_lines
+from jobs.readers import TextFile, balanced_bins, read_lines
 
 AT = datetime(2026, 11, 21, 10, 5, tzinfo=timezone.utc)
 
@@ -82,3 +82,24 @@ def test_metadata_columns_travel_with_each_line(spark, tmp_path):
     row = read_lines(spark, [text_file(path)]).collect()[0]
     assert (row.cluster, row.broker, row.source_timezone, row._file_hash) == ("c1", "broker-a", "Asia/Shanghai", "h-m.log")
     assert row.event_at.replace(tzinfo=timezone.utc) == AT
+
+
+def test_files_are_grouped_into_tasks_of_similar_size():
+    sizes = [50, 10, 40, 30, 20, 20, 10]
+    groups = balanced_bins(sizes, 3)
+    assert sorted(i for g in groups for i in g) == list(range(len(sizes)))
+    totals = [sum(sizes[i] for i in g) for g in groups]
+    assert totals == sorted(totals, reverse=True) and max(totals) - min(totals) <= 10
+    assert balanced_bins([5, 7], 8) == [[1], [0]]  # a task per file when there are few
+    assert balanced_bins([], 4) == []
+
+
+def test_many_files_read_in_parallel_keep_their_lines(spark, tmp_path):
+    paths = []
+    for n in range(40):
+        path = tmp_path / f"f{n:02}.log"
+        path.write_text("".join(f"{n}:{i}\n" for i in range(n + 1)))
+        paths.append(path)
+    rows = lines_of(spark, *paths)
+    assert len(rows) == sum(n + 1 for n in range(40))
+    assert all(line == f"{name[1:3].lstrip('0') or '0'}:{line_no - 1}" for name, line_no, line, _ in rows)
