@@ -26,20 +26,24 @@ class Parsed:
     """Rows that land (bronze columns) and rows rejected (``REJECTED_COLUMNS``).
 
     Built by :func:`split_valid`, both are filters of one tagged frame (``tagged``), so
-    :meth:`cached` can keep the parse once for both; otherwise ``tagged`` is None.
+    :meth:`cached` can keep the parse once for both; built by :func:`union_parsed`, it keeps
+    its ``parts``; otherwise ``tagged`` is None and ``parts`` empty.
     """
 
     landed: DataFrame
     rejected: DataFrame
     tagged: DataFrame | None = None
     landed_columns: tuple[str, ...] = ()
+    parts: tuple["Parsed", ...] = ()
 
     def cached(self, persist: Callable[[DataFrame], DataFrame]) -> "Parsed":
         """The same rows, computed once: ``persist`` (e.g. ``DataFrame.persist``) is applied to
-        the tagged frame both outputs filter, or to each output when there is none."""
-        if self.tagged is None:
-            return Parsed(persist(self.landed), persist(self.rejected))
-        return _split(persist(self.tagged), self.landed_columns)
+        the tagged frame both outputs filter (to each part's, for a union), or to each output."""
+        if self.tagged is not None:
+            return _split(persist(self.tagged), self.landed_columns)
+        if self.parts:
+            return union_parsed([part.cached(persist) for part in self.parts])
+        return Parsed(persist(self.landed), persist(self.rejected))
 
 
 def first_failure(*checks: tuple[Column, str]) -> Column:
@@ -86,4 +90,5 @@ def union_parsed(parts: list[Parsed]) -> Parsed:
     return Parsed(
         landed=reduce(lambda a, b: a.unionByName(b), [p.landed for p in parts]),
         rejected=reduce(lambda a, b: a.unionByName(b), [p.rejected for p in parts]),
+        parts=tuple(parts),
     )
