@@ -16,9 +16,7 @@ from pyspark.sql import functions as F
 
 REJECT_REASON = "_reject_reason"
 REJECTED_COLUMNS = ("source_file", "line_no", "reason", "raw", "cluster", "_file_hash")
-
-
-RAW = "_raw"
+RAW = "_raw"  # the tagged frame's raw text, kept for rejected rows only
 
 
 @dataclass(frozen=True)

@@ -108,3 +108,18 @@ def test_each_broken_file_is_rejected_with_its_reason(spark):
         raw = None if reason.startswith("invalid UTF-8") else data.decode("utf-8").strip()
         expected.append((name, reason, raw))
     assert rows_of(parsed.rejected, "source_file", "reason", "raw") == sorted_rows(expected)
+
+
+def test_cached_parse_is_kept_once_and_gives_the_same_rows(spark):
+    lines = [event(committed_at="2021-06-03T16:00:00Z"), '{"broker": "broker-a"', event(committed_at="2021-06-03T16:00:01Z", offset=-1)]
+    parsed = parse_commit_events(lines_frame(spark, lines, broker=None, source_file="commits/c1/a.jsonl"))
+    kept = []
+    cached = parsed.cached(lambda df: kept.append(df) or df.persist())
+    try:
+        assert len(kept) == 1  # one frame both outputs filter: each line is parsed once
+        assert rows_of(cached.landed, *COMMIT_COLUMNS) == rows_of(parsed.landed, *COMMIT_COLUMNS)
+        assert rows_of(cached.rejected, "line_no", "reason", "raw") == rows_of(parsed.rejected, "line_no", "reason", "raw")
+        assert cached.landed.count() == 1
+        assert sorted((r.line_no, r.raw) for r in cached.rejected.collect()) == [(2, lines[1]), (3, lines[2])]
+    finally:
+        kept[0].unpersist()
