@@ -31,7 +31,7 @@ import os
 import shlex
 from datetime import datetime, timedelta, timezone
 
-from airflow.sdk import CronDataIntervalTimetable, Variable, dag, task
+from airflow.sdk import CronDataIntervalTimetable, Variable, chain, dag, task
 from airflow.sdk.exceptions import AirflowFailException
 
 STAGES = ("ingest", "replay", "marts", "audit", "publish")
@@ -99,27 +99,14 @@ def configured_command(stage: str) -> str:
     doc_md=__doc__,
 )
 def offsetlake():
-    @task.bash
-    def ingest() -> str:
-        return configured_command("ingest")
+    def stage_task(stage: str):
+        @task.bash(task_id=stage)
+        def run_stage() -> str:
+            return configured_command(stage)
 
-    @task.bash
-    def replay() -> str:
-        return configured_command("replay")
+        return run_stage()
 
-    @task.bash
-    def marts() -> str:
-        return configured_command("marts")
-
-    @task.bash
-    def audit() -> str:
-        return configured_command("audit")
-
-    @task.bash
-    def publish() -> str:
-        return configured_command("publish")
-
-    ingest() >> replay() >> marts() >> audit() >> publish()
+    chain(*(stage_task(stage) for stage in STAGES))
 
 
 offsetlake()

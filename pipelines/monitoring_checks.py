@@ -13,7 +13,8 @@ from datetime import datetime, timedelta
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-_QUEUE = ("cluster", "broker", "topic", "consumer_group", "queue_id")
+from pipelines.replay import QUEUE_KEY
+
 _BROKER_SNAPSHOTS = ("main", "bak")
 
 
@@ -116,7 +117,7 @@ def find_negative_lag(consumer_lag: DataFrame) -> DataFrame:
         consumer_lag.withColumn("message", negative_lag_message(F.col("consumer_offset"), F.col("broker_offset")))
         .where(F.col("message").isNotNull())
         .select(
-            *_QUEUE, "observed_at", "consumer_offset", "broker_offset",
+            *QUEUE_KEY, "observed_at", "consumer_offset", "broker_offset",
             (F.col("consumer_offset") - F.col("broker_offset")).alias("excess_messages"), "message",
         )
     )  # fmt: skip
@@ -128,7 +129,7 @@ def find_expired_before_consumed(consumer_lag: DataFrame) -> DataFrame:
         consumer_lag.withColumn("message", expired_message(F.col("consumer_offset"), F.col("broker_min_offset")))
         .where(F.col("message").isNotNull())
         .select(
-            *_QUEUE, "observed_at", "consumer_offset", "broker_min_offset",
+            *QUEUE_KEY, "observed_at", "consumer_offset", "broker_min_offset",
             (F.col("broker_min_offset") - F.col("consumer_offset")).alias("expired_messages"), "message",
         )
     )  # fmt: skip
@@ -149,7 +150,7 @@ def find_abandoned_groups(consumer_lag: DataFrame, *, interval_start: datetime, 
         09:00        40               25
         10:30        40               90     -> stalled since 08:00 for 9000 s, lag grew by 90
     """
-    order = Window.partitionBy(*_QUEUE).orderBy("observed_at")  # observed_at is unique per queue (table keys)
+    order = Window.partitionBy(*QUEUE_KEY).orderBy("observed_at")  # observed_at is unique per queue (table keys)
     observed = consumer_lag.where(
         F.col("consumer_offset").isNotNull() & F.col("lag_messages").isNotNull() & (F.col("observed_at") < F.lit(interval_end))
     )
@@ -157,7 +158,7 @@ def find_abandoned_groups(consumer_lag: DataFrame, *, interval_start: datetime, 
         "moved_at",
         F.when(F.col("previous_offset").isNull() | (F.col("previous_offset") != F.col("consumer_offset")), F.col("observed_at")),
     )
-    queues = moves.groupBy(*_QUEUE).agg(
+    queues = moves.groupBy(*QUEUE_KEY).agg(
         F.max("moved_at").alias("moved_at"),
         F.max("observed_at").alias("last_observed_at"),
         F.max_by("lag_messages", "observed_at").alias("lag_messages"),
@@ -212,12 +213,12 @@ def find_snapshot_commit_mismatches(
     """
     in_interval = _in_interval(F.col("snapshot_at"), interval_start, interval_end)
     shots = snapshots.where((F.col("snapshot_source") == "main") & in_interval).select(
-        *_QUEUE, F.col("snapshot_at").alias("at"), F.col("offset").alias("snapshot_offset"),
+        *QUEUE_KEY, F.col("snapshot_at").alias("at"), F.col("offset").alias("snapshot_offset"),
         F.lit(None).cast("long").alias("commit_offset"), F.lit(None).cast("long").alias("commit_seq"),
     )  # fmt: skip
-    commit_order = Window.partitionBy(*_QUEUE).orderBy("committed_at", "_file_hash", "line_no")
+    commit_order = Window.partitionBy(*QUEUE_KEY).orderBy("committed_at", "_file_hash", "line_no")
     numbered = commits.where(F.col("committed_at") < F.lit(interval_end)).select(
-        *_QUEUE, F.col("committed_at").alias("at"), F.lit(None).cast("long").alias("snapshot_offset"),
+        *QUEUE_KEY, F.col("committed_at").alias("at"), F.lit(None).cast("long").alias("snapshot_offset"),
         F.col("offset").alias("commit_offset"), F.row_number().over(commit_order).cast("long").alias("commit_seq"),
     )  # fmt: skip
     events = (
@@ -225,7 +226,7 @@ def find_snapshot_commit_mismatches(
         .withColumn("t", F.unix_micros("at"))
         .withColumn("committed_at", F.when(F.col("commit_seq").isNotNull(), F.col("at")))
     )
-    timeline = Window.partitionBy(*_QUEUE).orderBy("t")
+    timeline = Window.partitionBy(*QUEUE_KEY).orderBy("t")
     upto_now = timeline.rangeBetween(Window.unboundedPreceding, 0)
     before_tolerance = timeline.rangeBetween(Window.unboundedPreceding, -_micros(tolerance))
     recent_offsets = (
@@ -242,7 +243,7 @@ def find_snapshot_commit_mismatches(
         .where(~((F.col("snapshot_offset") == F.col("held_offset")) | F.array_contains("recent_offsets", F.col("snapshot_offset"))))
     )
     return judged.select(
-        *_QUEUE,
+        *QUEUE_KEY,
         F.col("at").alias("snapshot_at"),
         "snapshot_offset",
         "last_commit_offset",
@@ -271,7 +272,7 @@ def find_large_regressions(regressions: DataFrame, *, above: int) -> DataFrame:
         regressions.withColumn("message", message)
         .where(F.col("message").isNotNull())
         .select(
-            *_QUEUE, "detected_at", "offset", "stored_offset", "regression_size", "client_host",
+            *QUEUE_KEY, "detected_at", "offset", "stored_offset", "regression_size", "client_host",
             "evidence", "commit_path", "key_kind", "message",
         )
     )  # fmt: skip

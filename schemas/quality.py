@@ -210,8 +210,6 @@ QUALITY_ALERTS = t.TableSpec(
     ),
 )  # fmt: skip
 
-QUALITY_TABLES = (QUALITY_CHECK_RESULTS, QUALITY_ALERTS)
-
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)

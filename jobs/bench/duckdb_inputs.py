@@ -37,7 +37,7 @@ COMMIT_JSON = (
 
 
 def load_commit_log(con: duckdb.DuckDBPyConnection, landing: Path) -> None:
-    files = landed_files(landing, "commits/*/**/*.jsonl")
+    files = landed_files(landing, "commits/*/**/*.jsonl*")  # a gzipped file is refused, not skipped
     con.execute(
         f"""
         CREATE TABLE ref_commit_log AS

@@ -47,9 +47,6 @@ class ReferenceRun:
     def total_seconds(self) -> float:
         return sum(self.timings.values())
 
-    def rows(self) -> dict[str, int]:
-        return {lake: self.con.execute(f"SELECT count(*) FROM {ref}").fetchall()[0][0] for lake, ref in REFERENCE_TABLES.items()}
-
 
 def connect(database: Path | None, threads: int | None = None) -> duckdb.DuckDBPyConnection:
     """A DuckDB connection in UTC (in memory when ``database`` is None; spills beside a database file)."""

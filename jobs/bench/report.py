@@ -74,8 +74,8 @@ def case_figures(case, inputs, run, sampler, lake, reference, comparison, profil
             "seconds": seconds, "rows": n, "rows_counted": STAGE_ROWS.get(stage, ""),
             "rows_per_second": n / seconds if seconds > 0 else None, **sampler.peak(*spans[stage]),
         }  # fmt: skip
-    whole = (run.started_at, run.started_at + sum(run.stage_seconds.values()))
     pipeline_seconds = sum(run.stage_seconds.values())
+    run_peak = sampler.peak(run.started_at, run.started_at + pipeline_seconds)
     through_marts = sum(seconds for stage, seconds in run.stage_seconds.items() if stage != "publish")
     return {
         "case": case.name,
@@ -87,7 +87,7 @@ def case_figures(case, inputs, run, sampler, lake, reference, comparison, profil
             "stages": stages,
             "seconds": pipeline_seconds,
             "summary_seconds": run.summary_seconds,
-            "run": sampler.peak(*whole),
+            "run": run_peak,
             "high_water_mib": {k: v / (1 << 20) for k, v in run.high_water_bytes.items()},
             "where_time_goes": profile,
         },
@@ -95,7 +95,7 @@ def case_figures(case, inputs, run, sampler, lake, reference, comparison, profil
         "offsetlake_to_duckdb": pipeline_seconds / reference.total_seconds if reference.total_seconds > 0 else None,
         # the target's measure: ingest, replay and marts (publish only moves staged rows)
         "ingest_through_marts_to_duckdb": through_marts / reference.total_seconds if reference.total_seconds > 0 else None,
-        "offsetlake_to_duckdb_cpu": _cpu_ratio(sampler.peak(*whole), reference.cpu_seconds),
+        "offsetlake_to_duckdb_cpu": _cpu_ratio(run_peak, reference.cpu_seconds),
         "table_rows": rows,
         "comparison": {
             "agrees": all(c.agrees for c in comparison),

@@ -27,11 +27,11 @@ from jobs.bench.pipeline_run import run_isolated, run_measured
 from jobs.bench.printout import print_case, print_summary
 from jobs.bench.report import case_figures, summarize, write_report
 from jobs.bench.spark_profile import event_log_conf, profile_stages
+from jobs.cli import EXIT_FAILED, EXIT_OK
 from jobs.simulator import MANIFEST_NAME, SimulationManifest, SimulationSpec, simulate
 from schemas.config import Settings
 
 START = datetime(2026, 11, 21, tzinfo=timezone.utc)
-EXIT_OK, EXIT_FAILED = 0, 1
 
 
 @dataclass(frozen=True)
@@ -125,14 +125,13 @@ def bench(cases: list[BenchCase], settings: Settings, workdir: Path, *, isolate:
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     path = workdir / f"bench-{stamp}.json"
     figures: list[dict] = []
+    report = summarize(figures, settings, isolate)
     for case in cases:
         print(f"\n== {case.name}: generating inputs, running the pipeline, then DuckDB ...", flush=True)
         figures.append(run_case(case, settings, workdir, isolate=isolate, keep_outputs=keep_outputs))
         print_case(figures[-1])
         report = summarize(figures, settings, isolate)
         write_report(report, path)
-    report = summarize(figures, settings, isolate)
-    write_report(report, path)
     print_summary(report, path)
     mismatches = [line for f in figures for line in f["comparison"]["mismatches"]]
     if mismatches:

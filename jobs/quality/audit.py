@@ -78,12 +78,18 @@ def replace_audit(lake: Lake, spec, df: DataFrame, start: datetime) -> None:
 def _collected_alerts(lake: Lake, start: datetime, per_check: int) -> tuple[dict[str, int], list[Alert]]:
     """Alert counts by check and the first ``per_check`` alerts of each, read back from the lake."""
     written = lake.read(QUALITY_ALERTS, start=start, end=start + _INSTANT)
-    counts = {r.check_name: r["count"] for r in written.groupBy("check_name").count().collect()}
-    order = Window.partitionBy("check_name").orderBy(F.col("observed_at").asc_nulls_first(), "alert_id")
-    picked = written.withColumn("_n", F.row_number().over(order)).where(F.col("_n") <= per_check)
+    per_check_rows = Window.partitionBy("check_name")
+    order = per_check_rows.orderBy(F.col("observed_at").asc_nulls_first(), "alert_id")
+    picked = (
+        written.withColumn("_n", F.row_number().over(order))
+        .withColumn("_alerts", F.count(F.lit(1)).over(per_check_rows))
+        .where(F.col("_n") <= per_check)
+        .orderBy("check_name", "_n")
+        .collect()
+    )
+    counts = {row.check_name: row["_alerts"] for row in picked}
     fields = [f for f in Alert.__dataclass_fields__]
-    alerts = [Alert(**{k: row[k] for k in fields}) for row in picked.orderBy("check_name", "_n").collect()]
-    return counts, alerts
+    return counts, [Alert(**{k: row[k] for k in fields}) for row in picked]
 
 
 def _monitoring_results(quality: QualitySettings, counts: dict[str, int], alerts: list[Alert]) -> list[CheckResult]:

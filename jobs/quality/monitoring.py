@@ -28,17 +28,13 @@ def interval_frame(lake: Lake, spec: TableSpec, start: datetime, end: datetime) 
     return lake.read(spec, start=start, end=end)
 
 
-def _with_history(lake: Lake, spec: TableSpec, since: datetime, start: datetime, end: datetime) -> DataFrame:
-    return lake.read(spec, start=since, end=start).unionByName(interval_frame(lake, spec, start, end))
-
-
 def find_all(lake: Lake, quality: QualitySettings, start: datetime, end: datetime) -> dict[str, DataFrame]:
     """Every monitoring check's offending rows for the interval, by check name."""
     since = start - quality.lookback
     snapshots = lake.read(OFFSET_SNAPSHOTS, start=since, end=end)
     commits = lake.read(OFFSET_COMMITS_REPLAYED, start=since, end=end)
-    lag_history = _with_history(lake, CONSUMER_LAG, since, start, end)
     lag = interval_frame(lake, CONSUMER_LAG, start, end)
+    lag_history = lake.read(CONSUMER_LAG, start=since, end=start).unionByName(lag)
     interval = {"interval_start": start, "interval_end": end}
     found = {
         "snapshot_gaps": checks.find_snapshot_gaps(snapshots, **interval, max_gap=quality.max_snapshot_gap),

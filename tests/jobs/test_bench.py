@@ -21,23 +21,14 @@ from jobs.bench.spark_profile import call_site, profile_stages
 from jobs.bench.sql_text import key_kind_macro
 from jobs.simulator import MANIFEST_NAME, SimulationManifest, SimulationSpec, simulate
 from schemas.config import ConfigError, Settings
+from tests.jobs.simulator_helpers import small_cluster
 
 START = datetime(2026, 11, 21, tzinfo=timezone.utc)
 # An hour of a small cluster: every kind of evidence and of incident, 32 files.
 CASE = BenchCase(
     "commits-small",
     "commits",
-    SimulationSpec(
-        start=START,
-        duration=timedelta(hours=1),
-        topics=2,
-        queues_per_topic=(4, 2),
-        groups=2,
-        clients_per_group=(2, 1),
-        commit_interval=timedelta(seconds=30),
-        snapshot_interval=timedelta(minutes=10),
-        progress_interval=timedelta(minutes=30),
-    ),
+    small_cluster(START, timedelta(hours=1), progress_interval=timedelta(minutes=30)),
     requested_events=2306,
 )
 # A tiny busy broker: snapshots only, 5 keys x 8 queues, 6 snapshots; landed as cluster busy-1,

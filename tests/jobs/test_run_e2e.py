@@ -9,7 +9,7 @@ import pytest
 
 from jobs.commands import run_stages
 from jobs.lake import Lake
-from jobs.simulator import SimulationSpec, simulate
+from jobs.simulator import simulate
 from schemas.config import Settings
 from schemas.tables import (
     BRONZE_TABLES,
@@ -21,6 +21,7 @@ from schemas.tables import (
     SILVER_TABLES,
     TableSpec,
 )
+from tests.jobs.simulator_helpers import small_cluster
 
 START = datetime(2026, 11, 21, tzinfo=timezone.utc)
 END = START + timedelta(hours=2)
@@ -30,17 +31,7 @@ STAGES = ("ingest", "replay", "marts", "publish")
 
 @pytest.fixture(scope="module")
 def landing(tmp_path_factory):
-    spec = SimulationSpec(
-        start=START,
-        duration=END - START,
-        topics=2,
-        queues_per_topic=(4, 2),
-        groups=2,
-        clients_per_group=(2, 1),
-        commit_interval=timedelta(seconds=30),
-        snapshot_interval=timedelta(minutes=10),
-        progress_interval=timedelta(minutes=10),
-    )
+    spec = small_cluster(START, END - START, progress_interval=timedelta(minutes=10))
     root = tmp_path_factory.mktemp("landing")
     manifest = simulate(spec, root)
     return root, manifest
