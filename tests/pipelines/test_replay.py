@@ -96,6 +96,32 @@ def test_notifyme_line_repeating_a_logged_commit_is_replayed_once(spark):
     ]
 
 
+def test_a_log_line_is_corroborated_only_by_a_canonical_commit_within_the_second_after_it(spark):
+    log = lambda seconds, offset, line, queue=0: commit(seconds, offset, line, queue=queue, evidence="broker_notifyme", file="broker.log")  # noqa: E731
+    canonical = [
+        commit(10.0, 100, 1),  # same instant as its log line: corroborates it
+        commit(20.999999, 200, 2),  # the last microsecond of the second: corroborates
+        commit(31.0, 300, 3),  # one full second later: does not
+        commit(39.5, 400, 4),  # before the log line: does not
+        commit(50.2, 501, 5),  # another offset: does not
+        commit(60.2, 600, 6, queue=1),  # another queue: does not
+    ]
+    logs = [log(10, 100, 1), log(20, 200, 2), log(30, 300, 3), log(40, 400, 4), log(50, 500, 5), log(60, 600, 6)]
+    result = run(spark, canonical + logs, [])
+    assert rows(result.commits, "queue_id", "committed_at", "offset", "evidence") == [
+        (0, at(10.0), 100, "commit_log"),
+        (0, at(20.999999), 200, "commit_log"),
+        (0, at(30), 300, "broker_notifyme"),
+        (0, at(31.0), 300, "commit_log"),
+        (0, at(39.5), 400, "commit_log"),
+        (0, at(40), 400, "broker_notifyme"),
+        (0, at(50), 500, "broker_notifyme"),
+        (0, at(50.2), 501, "commit_log"),
+        (0, at(60), 600, "broker_notifyme"),
+        (1, at(60.2), 600, "commit_log"),
+    ]
+
+
 def test_timeline_counts_only_positive_increments(spark):
     result = run(spark, [commit(10, 120, 1), commit(20, 90, 2), commit(30, 130, 3)], [snapshot(0, 100)])
     assert rows(result.timeline, "observed_at", "observation", "consumed_increment") == [
