@@ -4,7 +4,7 @@
 |-----------------|-----------------------------------------|--------------------------------------------|----------|
 | snapshots       | snapshot_reader.read_snapshot_documents | snapshots.explode_snapshots / _delay_offsets | offset_snapshots, delay_offsets |
 | client_offsets  | snapshot_reader.read_client_offset_files| client_offsets.explode_client_offsets      | offset_snapshots |
-| commits         | readers.read_lines                      | commit_events.parse_commit_events          | offset_commits |
+| commits         | readers.read_lines + commit_preparse    | commit_events.parse_commit_events          | offset_commits |
 | broker_logs     | readers.read_lines                      | broker_log.parse_broker_log                | offset_commits, offset_resets |
 | client_logs     | readers.read_lines                      | client_log.parse_client_log                | offset_commits |
 | progress        | readers.read_lines                      | admin_progress.parse_admin_progress        | queue_offsets |
@@ -21,19 +21,22 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
 from jobs.landing import LandedFile
-from jobs.readers import TextFile, read_lines
+from jobs.readers import LineColumns, TextFile, read_lines
 from jobs.snapshot_reader import ClientOffsetFile, SnapshotFile, read_client_offset_files, read_snapshot_documents
 from pipelines.admin_progress import parse_admin_progress
 from pipelines.broker_log import parse_broker_log
 from pipelines.client_log import parse_client_log
 from pipelines.client_offsets import explode_client_offsets
 from pipelines.commit_events import parse_commit_events
+from pipelines.commit_preparse import PREPARSED_SCHEMA, preparse
 from pipelines.config_files import classify_config_file
 from pipelines.quarantine import Parsed
 from pipelines.snapshots import explode_delay_offsets, explode_snapshots, select_snapshot_documents
 from schemas.config import Settings
 from schemas.tables import DELAY_OFFSETS, OFFSET_COMMITS, OFFSET_RESETS, OFFSET_SNAPSHOTS, QUEUE_OFFSETS, TableSpec
 
+# commit events of the plain shape are pre-parsed by the reader, in Arrow
+LINE_COLUMNS = {"commits": LineColumns(PREPARSED_SCHEMA, preparse)}
 SKIPPED_SCHEMA = StructType(
     [StructField("source_file", StringType()), StructField("status", StringType()), StructField("status_reason", StringType())]
 )
@@ -134,7 +137,7 @@ def parse_sources(spark: SparkSession, settings: Settings, files: list[LandedFil
     for kind, zone in zones.items():
         if not by_kind.get(kind):
             continue
-        lines = read_lines(spark, _text_files(by_kind[kind], hashes, zone))
+        lines = read_lines(spark, _text_files(by_kind[kind], hashes, zone), LINE_COLUMNS.get(kind))
         if kind == "commits":
             collector.add(OFFSET_COMMITS, parse_commit_events(lines), kind)
         elif kind == "broker_logs":

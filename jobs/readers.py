@@ -6,6 +6,9 @@ on one corrupt ``.gz``. So text files are read by a vectorised Arrow function
 lines numbered from 1, a trailing ``\\r`` removed (CRLF logs), and every failure becomes
 a row with ``read_error`` instead of an exception: a corrupt gzip stream (lines before
 the damage are kept), a line that is not valid UTF-8, a file that vanished.
+
+A source may add columns computed from each batch of lines in the same pass
+(:class:`LineColumns`, e.g. commit events' vectorised pre-parse).
 """
 
 from __future__ import annotations
@@ -14,14 +17,15 @@ import gzip
 import heapq
 import os
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.types import LongType, StringType, StructField, StructType, TimestampType
+from pyspark.sql.types import BooleanType, LongType, StringType, StructField, StructType, TimestampType
 
 CHUNK_BYTES = 32 << 20
 TASKS_PER_CORE = 8  # read tasks per core: small enough groups to even out the cores' work
@@ -64,6 +68,15 @@ class TextFile:
     event_at: datetime | None
     source_timezone: str
     file_hash: str
+
+
+@dataclass(frozen=True)
+class LineColumns:
+    """Columns a source computes from a batch of lines, next to them (``compute`` returns one
+    array per field of ``schema``, as long as the lines)."""
+
+    schema: StructType
+    compute: Callable[[pa.Array], list[pa.Array]]
 
 
 def _open(path: str):
@@ -140,10 +153,15 @@ def _read_file(meta: dict) -> Iterator[pa.RecordBatch]:
         yield _batch(meta, next_line, pa.nulls(1, pa.string()), pa.array([f"cannot read file: {error}"]))
 
 
-def _read_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+def _read_partition(batches: Iterator[pa.RecordBatch], extra: LineColumns | None = None) -> Iterator[pa.RecordBatch]:
     for batch in batches:
         for meta in batch.to_pylist():
-            yield from _read_file(meta)
+            for lines in _read_file(meta):
+                if extra is None:
+                    yield lines
+                else:
+                    columns = extra.compute(lines.column("line"))
+                    yield pa.RecordBatch.from_arrays([*lines.columns, *columns], schema=_arrow_schema(LINES_SCHEMA.fields + extra.schema.fields))
 
 
 def balanced_bins(sizes: Sequence[int], bins: int) -> list[list[int]]:
@@ -164,23 +182,28 @@ def _size(path: str) -> int:
         return 0  # the reader reports it as a row with read_error
 
 
-def read_lines(spark: SparkSession, files: Sequence[TextFile]) -> DataFrame:
-    """One row per line of ``files`` (see LINES_SCHEMA), read in parallel by the executors.
+def read_lines(spark: SparkSession, files: Sequence[TextFile], extra: LineColumns | None = None) -> DataFrame:
+    """One row per line of ``files`` (see LINES_SCHEMA, then ``extra``'s columns), read in
+    parallel by the executors.
 
     Files go to tasks in groups of similar total size, the heaviest first, so that no core
     is left reading a large share alone at the end (a task per file when there are few).
     """
     rows = [(f.path, f.source_file, f.cluster, f.broker, f.event_at, f.source_timezone, f.file_hash) for f in files]
+    schema = LINES_SCHEMA if extra is None else StructType(LINES_SCHEMA.fields + extra.schema.fields)
     if not rows:
-        return spark.createDataFrame([], LINES_SCHEMA)
+        return spark.createDataFrame([], schema)
     bins = balanced_bins([_size(f.path) for f in files], spark.sparkContext.defaultParallelism * TASKS_PER_CORE)
     grouped = spark.sparkContext.parallelize([[rows[i] for i in members] for members in bins], len(bins))
     listing = spark.createDataFrame(grouped.flatMap(lambda group: group), FILE_SCHEMA)
-    return listing.mapInArrow(_read_partition, LINES_SCHEMA)
+    return listing.mapInArrow(partial(_read_partition, extra=extra), schema)
 
 
-def _arrow_type(field: StructField) -> pa.DataType:
-    return {StringType: pa.string(), LongType: pa.int64(), TimestampType: pa.timestamp("us", tz="UTC")}[type(field.dataType)]
+_ARROW_TYPES = {StringType: pa.string(), LongType: pa.int64(), TimestampType: pa.timestamp("us", tz="UTC"), BooleanType: pa.bool_()}
 
 
-LINES_ARROW_SCHEMA = pa.schema([pa.field(f.name, _arrow_type(f), f.nullable) for f in LINES_SCHEMA.fields])
+def _arrow_schema(fields: list[StructField]) -> pa.Schema:
+    return pa.schema([pa.field(f.name, _ARROW_TYPES[type(f.dataType)], f.nullable) for f in fields])
+
+
+LINES_ARROW_SCHEMA = _arrow_schema(LINES_SCHEMA.fields)

@@ -13,6 +13,10 @@ either lands or is rejected with the first reason that applies: the reader's
 ``queue_id not an integer in [0, 65535]``, ``offset not an integer in [0, 2^53)``,
 ``unparseable committed_at``, ``unknown path value``.
 
+Lines of the plain shape may arrive pre-parsed by the reader
+(:mod:`pipelines.commit_preparse`: ``PREPARSED`` true and each field's text); their
+fields go through the same checks, and are read exactly as the strict parse reads them.
+
 A line must be exactly one strict JSON value (RFC 8259: no trailing content, no
 single quotes or NaN, no duplicate names at any depth). Fields are read with
 ``from_json`` and the explicit schema ``map<string, variant>``: a field that is absent
@@ -43,6 +47,13 @@ ISO_INSTANT = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{
 EPOCH_MILLIS_TEXT = r"^\d{1,15}$"
 JSON_OPTIONS = {"allowSingleQuotes": "false", "allowNonNumericNumbers": "false"}
 _INTEGER_TYPE = r"^(TINYINT|SMALLINT|INT|BIGINT|DECIMAL\(\d+,0\))$"
+PREPARSED = "_pre"  # true for a line the reader pre-parsed (see pipelines.commit_preparse)
+COMMITTED_AT_NUMBER = "_pre_committed_at_number"  # a pre-parsed committed_at was a JSON integer
+
+
+def preparsed_field(field: str) -> str:
+    """Column of a pre-parsed field's text."""
+    return f"_pre_{field}"
 
 
 def is_blank(line: Column) -> Column:
@@ -70,31 +81,51 @@ def _json_kind(value: Column) -> Column:
     )
 
 
+def _preparsed_kind(field: str) -> Column:
+    """JSON kind of a pre-parsed field (the pre-parse admits only the contract's types)."""
+    text = F.col(preparsed_field(field))
+    if field == "committed_at":
+        present = F.when(F.col(COMMITTED_AT_NUMBER), F.lit("integer")).otherwise(F.lit("string"))
+    else:
+        present = F.lit("integer" if field in INTEGER_FIELDS else "string")
+    return F.when(text.isNull(), F.lit("null")).otherwise(present)
+
+
+def _preparsed(df: DataFrame) -> Column:
+    return F.col(PREPARSED) if PREPARSED in df.columns else F.lit(False)
+
+
 def _with_fields(df: DataFrame) -> DataFrame:
     """Add ``_strict``/``_json`` (the parsed line) and per known field ``_k_<f>`` (JSON kind),
     ``_s_<f>`` (as text) and, for ``committed_at``, ``queue_id`` and ``offset``, ``_d_<f>`` (as an
     integer); a byte-order mark opening the file is ignored.
 
-    Each line is parsed once: a line the strict parse accepts has its object read from that
-    parse; only lines it refuses are parsed again, leniently, to tell the reason apart.
+    A pre-parsed line gives its fields as they are; any other line is parsed once: a line
+    the strict parse accepts has its object read from that parse; only lines it refuses are
+    parsed again, leniently, to tell the reason apart.
     """
+    pre = _preparsed(df)
     text = F.when(F.col("line_no") == 1, F.regexp_replace("line", "^\ufeff", "")).otherwise(F.col("line"))
     strict = F.col("_strict")
-    out = df.withColumn("_text", text).withColumn(
+    out = df.withColumn("_pre", pre).withColumn("_text", text).withColumn(
         # Strict parse (no trailing content, no duplicate names at any depth); the line is
         # wrapped in [] so that content after the first value is a syntax error.
         "_strict",
-        F.try_parse_json(F.concat(F.lit("["), F.col("_text"), F.lit("]"))),
+        F.when(~F.col("_pre"), F.try_parse_json(F.concat(F.lit("["), F.col("_text"), F.lit("]")))),
     )
     out = out.withColumn(
         "_json",
-        F.when(strict.isNotNull(), F.try_variant_get(strict, "$[0]", "map<string, variant>")).otherwise(
-            F.from_json(F.col("_text"), "map<string, variant>", JSON_OPTIONS)
-        ),
+        F.when(F.col("_pre"), F.lit(None))
+        .when(strict.isNotNull(), F.try_variant_get(strict, "$[0]", "map<string, variant>"))
+        .otherwise(F.from_json(F.col("_text"), "map<string, variant>", JSON_OPTIONS)),
     )
     for field in KNOWN_FIELDS:
         value = F.try_element_at(F.col("_json"), F.lit(field))
-        out = out.withColumns({f"_k_{field}": _json_kind(value), f"_s_{field}": F.try_variant_get(value, "$", "string")})
+        kind, as_text = _json_kind(value), F.try_variant_get(value, "$", "string")
+        if PREPARSED in df.columns:
+            kind = F.when(F.col("_pre"), _preparsed_kind(field)).otherwise(kind)
+            as_text = F.when(F.col("_pre"), F.col(preparsed_field(field))).otherwise(as_text)
+        out = out.withColumns({f"_k_{field}": kind, f"_s_{field}": as_text})
         if field in INTEGER_FIELDS:
             # from the number's text: a long holds every value the range checks accept, a
             # larger one reads as null (reading the variant as a long directly is much slower)
@@ -133,12 +164,13 @@ def _field_checks() -> list[tuple[Column, str]]:
 def _reason() -> Column:
     keys = F.map_keys(F.col("_json"))
     values_on_line = F.size(F.try_variant_get(F.col("_strict"), "$", "array<variant>"))
+    pre = F.col("_pre")  # a pre-parsed line is one JSON object without duplicate names
     parse_checks = [
-        (F.col("_strict").isNotNull() | F.col("_json").isNotNull(), "not valid JSON"),
-        (F.col("_strict").isNotNull() | (F.size(keys) == F.size(F.array_distinct(keys))), "duplicate field"),
-        (F.col("_strict").isNotNull(), "not valid JSON"),
-        (values_on_line == 1, "not valid JSON"),
-        (F.col("_json").isNotNull(), "not a JSON object"),
+        (pre | F.col("_strict").isNotNull() | F.col("_json").isNotNull(), "not valid JSON"),
+        (pre | F.col("_strict").isNotNull() | (F.size(keys) == F.size(F.array_distinct(keys))), "duplicate field"),
+        (pre | F.col("_strict").isNotNull(), "not valid JSON"),
+        (pre | (values_on_line == 1), "not valid JSON"),
+        (pre | F.col("_json").isNotNull(), "not a JSON object"),
     ]
     value_checks = [
         (F.col("queue_id").isNotNull(), f"queue_id not an integer in [0, {MAX_QUEUE_ID}]"),

@@ -103,3 +103,17 @@ def test_many_files_read_in_parallel_keep_their_lines(spark, tmp_path):
     rows = lines_of(spark, *paths)
     assert len(rows) == sum(n + 1 for n in range(40))
     assert all(line == f"{name[1:3].lstrip('0') or '0'}:{line_no - 1}" for name, line_no, line, _ in rows)
+
+
+def test_a_source_adds_columns_computed_from_each_batch_of_lines(spark, tmp_path):
+    from jobs.ingest_sources import LINE_COLUMNS
+
+    plain = '{"committed_at":1,"broker":"b","topic":"t","consumer_group":"g","queue_id":%d,"offset":2}'
+    path = tmp_path / "c.jsonl.gz"
+    path.write_bytes(gzip.compress(("\r\n".join(plain % i for i in range(300)) + '\r\n{"broker":"b","x":1}\r\n').encode()))
+    rows = read_lines(spark, [text_file(path)], LINE_COLUMNS["commits"]).collect()
+    # CRLF removed and gzip read before the pre-parse; the line with an extra field is not plain
+    assert sorted((r.line_no, r._pre, r._pre_queue_id, r._pre_committed_at_number) for r in rows) == [
+        *[(n, True, str(n - 1), True) for n in range(1, 301)],
+        (301, False, None, None),
+    ]

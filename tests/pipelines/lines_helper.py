@@ -119,3 +119,17 @@ def broken_lines(spark: SparkSession, kind: str, **options) -> DataFrame:
     """The lines of every corpus file of ``kind``; ``source_file`` is ``<kind>/<file>``."""
     files = {name: read_lines(BROKEN_LINES / name) for name in sorted(broken_reasons(kind))}
     return files_frame(spark, files, **options)
+
+
+def with_line_columns(spark: SparkSession, lines: DataFrame, extra) -> DataFrame:
+    """``lines`` with ``extra``'s columns (a ``jobs.readers.LineColumns``), computed per file
+    in line order, as the reader adds them to each batch it reads."""
+    import pyarrow as pa
+
+    rows = sorted(lines.collect(), key=lambda r: (r.source_file, r.line_no))
+    out = []
+    for name in dict.fromkeys(r.source_file for r in rows):
+        of_file = [r for r in rows if r.source_file == name]
+        columns = extra.compute(pa.array([r.line for r in of_file], pa.string()))
+        out.extend(tuple(r) + tuple(c[i].as_py() for c in columns) for i, r in enumerate(of_file))
+    return spark.createDataFrame(out, StructType(lines.schema.fields + extra.schema.fields))

@@ -1,34 +1,54 @@
-"""Canonical commit events: typed rows, kept extra fields, precise rejections."""
+"""Canonical commit events: typed rows, kept extra fields, precise rejections.
+
+Every parse test runs twice: on lines as read (strict path) and on lines the reader
+pre-parsed (``pipelines.commit_preparse``); both must give the same rows.
+"""
 
 from __future__ import annotations
 
 import json
 from datetime import datetime
 
-from pipelines.commit_events import COMMIT_COLUMNS, parse_commit_events
+import pytest
+
+from jobs.readers import LineColumns
+from pipelines.commit_events import COMMIT_COLUMNS, PREPARSED, parse_commit_events
+from pipelines.commit_preparse import PREPARSED_SCHEMA, preparse
 from schemas.tables import OFFSET_COMMITS
 from tests.pipelines.lines_helper import (
     BROKEN_LINES,
     broken_files_on_disk,
     broken_lines,
     broken_reasons,
+    files_frame,
     lines_frame,
     rows_of,
     sorted_rows,
+    with_line_columns,
 )
+from tests.pipelines.test_commit_preparse import NOT_PLAIN
 
 BASE = {"broker": "broker-a", "topic": "orders", "consumer_group": "billing", "queue_id": 5, "offset": 2611518}
+
+
+PREPARSE = LineColumns(PREPARSED_SCHEMA, preparse)
 
 
 def event(**fields) -> str:
     return json.dumps({**BASE, **fields})
 
 
+@pytest.fixture(params=["strict", "preparsed"])
+def as_read(request, spark):
+    """How the parser gets its lines: as read, or with the reader's pre-parse."""
+    return (lambda lines: lines) if request.param == "strict" else (lambda lines: with_line_columns(spark, lines, PREPARSE))
+
+
 def test_landed_columns_are_the_bronze_table_without_run_id_and_partition():
     assert COMMIT_COLUMNS == [c for c in OFFSET_COMMITS.columns if c not in ("_ingest_run_id", "commit_date")]
 
 
-def test_valid_events_land_as_whole_rows(spark):
+def test_valid_events_land_as_whole_rows(spark, as_read):
     lines = [
         "\ufeff" + event(committed_at="2021-06-04T00:00:00+08:00", client_host="10.0.0.7:35394", path="pull_piggyback"),
         event(committed_at=1622736000123, topic="%RETRY%billing", path="update_offset"),
@@ -36,7 +56,7 @@ def test_valid_events_land_as_whole_rows(spark):
         event(committed_at="2021-06-03T16:00:00.123456789Z", offset=2**53 - 1, queue_id=65535),
         event(committed_at="2021-06-03T16:00:00Z", agent="hook-1.2", tags={"zone": ["a", 1]}, weight=1.5, on=True),
     ]
-    parsed = parse_commit_events(lines_frame(spark, lines, broker=None, source_file="commits/c1/a.jsonl"))
+    parsed = parse_commit_events(as_read(lines_frame(spark, lines, broker=None, source_file="commits/c1/a.jsonl")))
 
     columns = ("line_no", "committed_at", "broker", "client_host", "topic", "consumer_group", "key_kind", "queue_id")
     columns += ("offset", "evidence", "commit_path", "reported_store_offset", "extra_fields", "cluster", "source_file")
@@ -59,16 +79,16 @@ def test_valid_events_land_as_whole_rows(spark):
     assert rows_of(parsed.rejected, "line_no") == []
 
 
-def test_landed_schema_types(spark):
-    parsed = parse_commit_events(lines_frame(spark, [event(committed_at=0)]))
+def test_landed_schema_types(spark, as_read):
+    parsed = parse_commit_events(as_read(lines_frame(spark, [event(committed_at=0)])))
     types = {f.name: f.dataType.simpleString() for f in parsed.landed.schema.fields}
     expected = {f.name: f.dataType.simpleString() for f in OFFSET_COMMITS.schema.fields if f.name in COMMIT_COLUMNS}
     assert types == expected
 
 
-def test_blank_lines_are_not_records_and_read_errors_are(spark):
+def test_blank_lines_are_not_records_and_read_errors_are(spark, as_read):
     lines = ["", "   ", "\t", event(committed_at=0), (None, "invalid UTF-8"), "oops"]
-    parsed = parse_commit_events(lines_frame(spark, lines, source_file="x.jsonl"))
+    parsed = parse_commit_events(as_read(lines_frame(spark, lines, source_file="x.jsonl")))
 
     assert rows_of(parsed.landed, "line_no", "committed_at") == [(4, datetime(1970, 1, 1))]
     assert rows_of(parsed.rejected, "source_file", "line_no", "reason", "raw", "cluster", "_file_hash") == sorted_rows(
@@ -79,13 +99,13 @@ def test_blank_lines_are_not_records_and_read_errors_are(spark):
     )
 
 
-def test_first_failing_check_gives_the_reason(spark):
+def test_first_failing_check_gives_the_reason(spark, as_read):
     lines = [
         json.dumps({"queue_id": "x"}),  # several problems: the first required field missing wins
         event(committed_at="2021-06-03T16:00:00Z", queue_id=-1, offset=-1),
         event(committed_at="yesterday", path="rebalance"),
     ]
-    parsed = parse_commit_events(lines_frame(spark, lines))
+    parsed = parse_commit_events(as_read(lines_frame(spark, lines)))
 
     assert rows_of(parsed.rejected, "line_no", "reason") == [
         (1, "missing field committed_at"),
@@ -98,8 +118,8 @@ def test_broken_corpus_is_listed_completely():
     assert broken_files_on_disk("commit_events") == set(broken_reasons("commit_events"))
 
 
-def test_each_broken_file_is_rejected_with_its_reason(spark):
-    parsed = parse_commit_events(broken_lines(spark, "commit_events"))
+def test_each_broken_file_is_rejected_with_its_reason(spark, as_read):
+    parsed = parse_commit_events(as_read(broken_lines(spark, "commit_events")))
 
     assert rows_of(parsed.landed, "source_file") == []
     expected = []
@@ -110,9 +130,9 @@ def test_each_broken_file_is_rejected_with_its_reason(spark):
     assert rows_of(parsed.rejected, "source_file", "reason", "raw") == sorted_rows(expected)
 
 
-def test_cached_parse_is_kept_once_and_gives_the_same_rows(spark):
+def test_cached_parse_is_kept_once_and_gives_the_same_rows(spark, as_read):
     lines = [event(committed_at="2021-06-03T16:00:00Z"), '{"broker": "broker-a"', event(committed_at="2021-06-03T16:00:01Z", offset=-1)]
-    parsed = parse_commit_events(lines_frame(spark, lines, broker=None, source_file="commits/c1/a.jsonl"))
+    parsed = parse_commit_events(as_read(lines_frame(spark, lines, broker=None, source_file="commits/c1/a.jsonl")))
     kept = []
     cached = parsed.cached(lambda df: kept.append(df) or df.persist())
     try:
@@ -123,3 +143,29 @@ def test_cached_parse_is_kept_once_and_gives_the_same_rows(spark):
         assert sorted((r.line_no, r.raw) for r in cached.rejected.collect()) == [(2, lines[1]), (3, lines[2])]
     finally:
         kept[0].unpersist()
+
+
+def test_pre_parsed_lines_give_the_rows_the_strict_path_gives(spark):
+    plain = [
+        event(committed_at="2021-06-03T16:00:00Z"),
+        event(committed_at=1622736000123, client_host="10.0.0.7:35394", path="update_offset"),
+        event(committed_at="1622736000000", queue_id=65535, offset=2**53 - 1),
+        event(committed_at="2021-06-04T00:00:00.250+08:00", topic="%RETRY%billing"),
+        ' { "committed_at" : "2021-06-03T16:00:00Z" , "broker" : "b" , "topic" : "t" , "consumer_group" : "g" , "queue_id" : 1 , "offset" : 2 } ',
+        event(committed_at="yesterday"), event(committed_at=-1), event(committed_at=10**16), event(committed_at="2021-06-03 16:00:00"),
+        event(queue_id=-1, committed_at=0), event(queue_id=65536, committed_at=0), event(offset=2**53, committed_at=0),
+        event(offset=-1, committed_at=0), event(path="rebalance", committed_at=0), event(broker=" ", committed_at=0),
+        event(client_host=None, committed_at=0), event(topic=None, committed_at=0), "{}", json.dumps({"offset": 1}),
+    ]
+    corpus = {f"commits/c1/{i:03}.jsonl": [line] for i, line in enumerate(plain + NOT_PLAIN)}
+    corpus["commits/c1/many.jsonl"] = [event(committed_at=i, offset=i) for i in range(2000)] + NOT_PLAIN
+    lines = files_frame(spark, corpus, broker=None)
+    preparsed = with_line_columns(spark, lines, PREPARSE)
+    # the fast path is taken by every plain line read alone, and by most of the large file
+    taken = {r.source_file: r["count"] for r in preparsed.where(PREPARSED).groupBy("source_file").count().collect()}
+    assert {name for name in taken if name != "commits/c1/many.jsonl"} == {f"commits/c1/{i:03}.jsonl" for i in range(len(plain))}
+    assert taken["commits/c1/many.jsonl"] >= 2000 - 256
+    strict, fast = parse_commit_events(lines), parse_commit_events(preparsed)
+    assert rows_of(fast.landed, *COMMIT_COLUMNS, "extra_fields") == rows_of(strict.landed, *COMMIT_COLUMNS, "extra_fields")
+    assert rows_of(fast.rejected, "source_file", "line_no", "reason", "raw") == rows_of(strict.rejected, "source_file", "line_no", "reason", "raw")
+    assert len(rows_of(strict.rejected, "line_no")) >= len(NOT_PLAIN) * 2  # the corpus is mostly refusals
