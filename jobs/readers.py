@@ -154,14 +154,14 @@ def _read_file(meta: dict) -> Iterator[pa.RecordBatch]:
 
 
 def _read_partition(batches: Iterator[pa.RecordBatch], extra: LineColumns | None = None) -> Iterator[pa.RecordBatch]:
+    schema = None if extra is None else _arrow_schema(LINES_SCHEMA.fields + extra.schema.fields)
     for batch in batches:
         for meta in batch.to_pylist():
             for lines in _read_file(meta):
                 if extra is None:
                     yield lines
                 else:
-                    columns = extra.compute(lines.column("line"))
-                    yield pa.RecordBatch.from_arrays([*lines.columns, *columns], schema=_arrow_schema(LINES_SCHEMA.fields + extra.schema.fields))
+                    yield pa.RecordBatch.from_arrays([*lines.columns, *extra.compute(lines.column("line"))], schema=schema)
 
 
 def balanced_bins(sizes: Sequence[int], bins: int) -> list[list[int]]:

@@ -75,27 +75,21 @@ def select_snapshots(snapshots: DataFrame) -> DataFrame:
     )
 
 
-def without_corroborating_logs(events: DataFrame) -> DataFrame:
-    """Drop log-told commits that repeat a commit of the canonical commit log.
-
-    A window per queue and offset, ordered by time, looks up to one second ahead for a
-    canonical commit; with the events already partitioned by queue (``build_events``)
-    it needs no shuffle of its own.
-    """
-    canonical = (F.col("evidence") == "commit_log").cast("int")
-    ahead = (
-        Window.partitionBy(*QUEUE_KEY, "commit_offset")
-        .orderBy(F.unix_micros("event_at"))
-        .rangeBetween(0, CORROBORATION_WINDOW_SECONDS * 1_000_000 - 1)
+def without_corroborating_logs(commits: DataFrame) -> DataFrame:
+    """Drop log-told commits that repeat a commit of the canonical commit log."""
+    logged = commits.where(F.col("evidence") != "commit_log").alias("l")
+    canonical = commits.where(F.col("evidence") == "commit_log").alias("c")
+    matches = [F.col(f"l.{k}") == F.col(f"c.{k}") for k in (*QUEUE_KEY, "offset")]
+    within = (F.col("c.committed_at") >= F.col("l.committed_at")) & (
+        F.col("c.committed_at") < F.col("l.committed_at") + F.expr(f"INTERVAL {CORROBORATION_WINDOW_SECONDS} SECONDS")
     )
-    logged = F.col("commit_offset").isNotNull() & (F.col("evidence") != "commit_log")
-    corroborated = logged & (F.max(canonical).over(ahead) == 1)
-    return events.withColumn("_corroborated", corroborated).where(~F.coalesce("_corroborated", F.lit(False))).drop("_corroborated")
+    uncorroborated = logged.join(canonical, on=[*matches, within], how="left_anti")
+    return commits.where(F.col("evidence") == "commit_log").unionByName(uncorroborated)
 
 
 def build_events(commits: DataFrame, snapshots: DataFrame) -> DataFrame:
-    """One row per replayed event (commit or snapshot) in a common shape, partitioned by queue."""
-    commit_events = commits.select(
+    """One row per replayed event (commit or snapshot) in a common shape."""
+    commit_events = without_corroborating_logs(commits).select(
         *QUEUE_KEY,
         "key_kind",
         F.col("committed_at").alias("event_at"),
@@ -121,8 +115,7 @@ def build_events(commits: DataFrame, snapshots: DataFrame) -> DataFrame:
         F.lit(None).cast("string").alias("commit_path"),
         F.lit(None).cast("string").alias("_file_hash"),
     )
-    # one shuffle by queue serves the corroboration and the replay's windows alike
-    return without_corroborating_logs(commit_events.unionByName(snapshot_events).repartition(*QUEUE_KEY))
+    return commit_events.unionByName(snapshot_events)
 
 
 def with_replayed_state(events: DataFrame, seed: DataFrame) -> DataFrame:
