@@ -19,8 +19,9 @@ Arrow fails a whole piece for one offending line: a failing piece is halved unti
 offending lines are isolated in pieces of at most ``MIN_PIECE`` lines, which take the
 strict path.
 
-Adds ``PREPARSED_COLUMNS``: ``_pre`` (true for a pre-parsed line), ``_pre_<field>`` (the
-field's text, null when absent or null) and ``_pre_committed_at_number``.
+Gives the columns of ``PREPARSED_SCHEMA``: ``_pre`` (true for a pre-parsed line),
+``_pre_<field>`` (the field's text, null when absent or null) and
+``_pre_committed_at_number`` (committed_at was a JSON integer).
 """
 
 from __future__ import annotations
