@@ -91,10 +91,6 @@ def _preparsed_kind(field: str) -> Column:
     return F.when(text.isNull(), F.lit("null")).otherwise(present)
 
 
-def _preparsed(df: DataFrame) -> Column:
-    return F.col(PREPARSED) if PREPARSED in df.columns else F.lit(False)
-
-
 def _with_fields(df: DataFrame) -> DataFrame:
     """Add ``_strict``/``_json`` (the parsed line) and per known field ``_k_<f>`` (JSON kind),
     ``_s_<f>`` (as text) and, for ``committed_at``, ``queue_id`` and ``offset``, ``_d_<f>`` (as an
@@ -104,7 +100,7 @@ def _with_fields(df: DataFrame) -> DataFrame:
     the strict parse accepts has its object read from that parse; only lines it refuses are
     parsed again, leniently, to tell the reason apart.
     """
-    pre = _preparsed(df)
+    pre = F.col(PREPARSED) if PREPARSED in df.columns else F.lit(False)
     text = F.when(F.col("line_no") == 1, F.regexp_replace("line", "^\ufeff", "")).otherwise(F.col("line"))
     strict = F.col("_strict")
     out = df.withColumn("_pre", pre).withColumn("_text", text).withColumn(

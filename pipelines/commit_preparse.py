@@ -71,8 +71,10 @@ PREPARSED_SCHEMA = StructType(
 
 
 def _arrow_schema(time_type: pa.DataType) -> pa.Schema:
-    types = {f: (pa.int64() if f in INTEGER_FIELDS else pa.string()) for f in KNOWN_FIELDS}
-    return pa.schema([(f, time_type if f == "committed_at" else types[f]) for f in KNOWN_FIELDS])
+    def type_of(f: str) -> pa.DataType:
+        return time_type if f == "committed_at" else pa.int64() if f in INTEGER_FIELDS else pa.string()
+
+    return pa.schema([(f, type_of(f)) for f in KNOWN_FIELDS])
 
 
 _OPTIONS = {

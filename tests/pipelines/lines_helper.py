@@ -126,10 +126,11 @@ def with_line_columns(spark: SparkSession, lines: DataFrame, extra) -> DataFrame
     in line order, as the reader adds them to each batch it reads."""
     import pyarrow as pa
 
-    rows = sorted(lines.collect(), key=lambda r: (r.source_file, r.line_no))
+    by_file: dict[str, list] = {}
+    for r in sorted(lines.collect(), key=lambda r: (r.source_file, r.line_no)):
+        by_file.setdefault(r.source_file, []).append(r)
     out = []
-    for name in dict.fromkeys(r.source_file for r in rows):
-        of_file = [r for r in rows if r.source_file == name]
+    for of_file in by_file.values():
         columns = extra.compute(pa.array([r.line for r in of_file], pa.string()))
         out.extend(tuple(r) + tuple(c[i].as_py() for c in columns) for i, r in enumerate(of_file))
     return spark.createDataFrame(out, StructType(lines.schema.fields + extra.schema.fields))
