@@ -82,6 +82,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--sizes", default="1000000,10000000", help="commit-event counts, comma separated")
     bench.add_argument("--workdir", type=Path, default=Path("bench-results"), help="where inputs, lakes and figures go")
     bench.add_argument("--skip-snapshots", action="store_true", help="skip the busy-broker day of snapshots")
+    bench.add_argument(
+        "--skip-incremental", action="store_true", help="skip the incremental case (the last hour's run on the history's lake)"
+    )
     _settings_options(bench)
     return parser
 

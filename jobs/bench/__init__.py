@@ -1,6 +1,8 @@
 """``offsetlake bench``: measured speed of every stage, and the same results row for row as DuckDB.
 
-For each case (an empty start-up run, each commit-event count of ``--sizes``, and a busy
+For each case (an empty start-up run, each commit-event count of ``--sizes``, the last hour
+or so of the smallest count spanning two hours run on a lake of its history unless
+``--skip-incremental``, and a busy
 broker's day of snapshots unless ``--skip-snapshots``) it generates the inputs with the
 simulator, runs ingest, replay, marts and publish on the embedded default (audit is not
 timed) in a child process while sampling its memory, computes the same tables with DuckDB
@@ -14,17 +16,18 @@ from __future__ import annotations
 
 import argparse
 
+from jobs.simulator.spec import MIN_COMMIT_EVENTS
 from schemas.config import ConfigError, Settings
 
 
 def parse_sizes(text: str) -> list[int]:
-    """``"1000000,10000000"`` -> [1000000, 10000000]; each at least 1000, no repeats."""
+    """``"1000000,10000000"`` -> [1000000, 10000000]; each at least ``MIN_COMMIT_EVENTS``, no repeats."""
     try:
         sizes = [int(part.replace("_", "")) for part in text.split(",") if part.strip()]
     except ValueError as error:
         raise ConfigError(f"--sizes takes commit-event counts separated by commas, such as 1000000,10000000; got {text!r}") from error
-    if not sizes or any(n < 1000 for n in sizes) or len(set(sizes)) != len(sizes):
-        raise ConfigError(f"--sizes needs distinct commit-event counts of at least 1000 each; got {text!r}")
+    if not sizes or any(n < MIN_COMMIT_EVENTS for n in sizes) or len(set(sizes)) != len(sizes):
+        raise ConfigError(f"--sizes needs distinct commit-event counts of at least {MIN_COMMIT_EVENTS:,} each; got {text!r}")
     return sizes
 
 
@@ -36,6 +39,6 @@ def run_bench(args: argparse.Namespace, settings: Settings) -> int:
         raise ConfigError("offsetlake bench needs DuckDB: install the 'bench' extra (pip install 'offsetlake[bench]')") from error
     from jobs.bench.runner import bench, default_cases
 
-    cases = default_cases(parse_sizes(args.sizes), args.skip_snapshots)
+    cases = default_cases(parse_sizes(args.sizes), args.skip_snapshots, args.skip_incremental)
     _, _, exit_code = bench(cases, settings, args.workdir)
     return exit_code

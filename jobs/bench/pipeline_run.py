@@ -1,5 +1,8 @@
 """One measured run of the pipeline's stages on a landing directory, into a fresh lake.
 
+A run covers the whole landing by default, or an interval (``start``/``end``, as the CLI's
+``--from``/``--to``) on a lake that may already hold earlier runs (the incremental case).
+
 ``run_measured`` runs in this process (tests use it with their Spark session); ``run_isolated``
 runs it in a child Python process with its own JVM, so that each benchmark case starts
 from the same state and its memory is its own, while this process samples the child's
@@ -19,6 +22,7 @@ import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 from jobs.bench.memory import TreeSampler, high_water_marks
@@ -70,8 +74,32 @@ class _FirstWrite(io.TextIOBase):
         self.target.flush()
 
 
-def run_measured(settings: Settings, landing: Path, lake: Path, stages=TIMED_STAGES) -> PipelineRun:
-    """Run ``stages`` on ``landing`` into ``lake`` in this process (the lake must be fresh)."""
+@dataclass(frozen=True)
+class Interval:
+    """What one run covers: ``start``/``end`` (None: unbounded) and its run id."""
+
+    start: datetime | None = None
+    end: datetime | None = None
+    run_id: str = RUN_ID
+
+    def to_json(self) -> dict:
+        return {"start": _iso(self.start), "end": _iso(self.end), "run_id": self.run_id}
+
+    @classmethod
+    def from_json(cls, data: dict) -> Interval:
+        return cls(_parse(data["start"]), _parse(data["end"]), data["run_id"])
+
+
+def _iso(at: datetime | None) -> str | None:
+    return None if at is None else at.isoformat()
+
+
+def _parse(text: str | None) -> datetime | None:
+    return None if text is None else datetime.fromisoformat(text)
+
+
+def run_measured(settings: Settings, landing: Path, lake: Path, interval: Interval = Interval(), stages=TIMED_STAGES) -> PipelineRun:
+    """Run ``stages`` over ``interval`` on ``landing`` into ``lake`` in this process."""
     from jobs.commands import run_stages
     from jobs.spark import build_session
 
@@ -81,7 +109,7 @@ def run_measured(settings: Settings, landing: Path, lake: Path, stages=TIMED_STA
     called_at = time.time()
     summary = _FirstWrite(sys.stdout)
     with contextlib.redirect_stdout(summary):
-        outcome = run_stages(settings, lake.resolve(), landing.resolve(), None, None, RUN_ID, stages)
+        outcome = run_stages(settings, lake.resolve(), landing.resolve(), interval.start, interval.end, interval.run_id, stages)
     returned_at = time.time()
     stages_ended_at = summary.at or returned_at
     return PipelineRun(
@@ -96,7 +124,7 @@ def run_measured(settings: Settings, landing: Path, lake: Path, stages=TIMED_STA
     )
 
 
-def run_isolated(settings: Settings, landing: Path, lake: Path, log: Path, sampler_interval: float = 0.2):
+def run_isolated(settings: Settings, landing: Path, lake: Path, log: Path, interval: Interval = Interval(), sampler_interval: float = 0.2):
     """``run_measured`` in a child process; returns (PipelineRun, TreeSampler of the child's tree).
 
     The child's output (Spark's log and the run summary) goes to ``log``.
@@ -106,6 +134,7 @@ def run_isolated(settings: Settings, landing: Path, lake: Path, log: Path, sampl
     result.unlink(missing_ok=True)
     request.write_text(json.dumps({
         "settings": json.loads(settings.model_dump_json()), "landing": str(landing), "lake": str(lake), "result": str(result),
+        "interval": interval.to_json(),
     }))  # fmt: skip
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))}
     with log.open("w") as out:
@@ -123,7 +152,7 @@ def run_isolated(settings: Settings, landing: Path, lake: Path, log: Path, sampl
 def _child(request_path: str) -> int:
     request = json.loads(Path(request_path).read_text())
     settings = Settings.model_validate(request["settings"])
-    run = run_measured(settings, Path(request["landing"]), Path(request["lake"]))
+    run = run_measured(settings, Path(request["landing"]), Path(request["lake"]), Interval.from_json(request["interval"]))
     Path(request["result"]).write_text(json.dumps(asdict(run)))
     from pyspark.sql import SparkSession
 

@@ -32,11 +32,15 @@ def print_case(case: dict) -> None:
           f"Python workers: peak {_number(run['workers_peak_mib'])} MiB in up to {_number(run.get('workers_max'))} processes, "
           f"{_number(run['workers_cpu_seconds'], 1)} CPU s)")  # fmt: skip
     steps = ", ".join(f"{k} {v:.1f}s" for k, v in duckdb["steps"].items())
-    print(
-        f"   DuckDB: {steps} = {duckdb['seconds']:.1f}s ({duckdb['cpu_seconds']:.1f} CPU s);  OffsetLake / DuckDB = "
-        f"{_number(case['offsetlake_to_duckdb'], 1)}x wall ({_number(case['ingest_through_marts_to_duckdb'], 1)}x ingest through marts), "
-        f"{_number(case['offsetlake_to_duckdb_cpu'], 1)}x CPU"
-    )
+    if "incremental" in case:
+        _print_incremental(case["incremental"])
+        print(f"   DuckDB over every file (history and interval, a cross-check of the lake): {steps} = {duckdb['seconds']:.1f}s")
+    else:
+        print(
+            f"   DuckDB: {steps} = {duckdb['seconds']:.1f}s ({duckdb['cpu_seconds']:.1f} CPU s);  OffsetLake / DuckDB = "
+            f"{_number(case['offsetlake_to_duckdb'], 1)}x wall ({_number(case['ingest_through_marts_to_duckdb'], 1)}x ingest through marts), "
+            f"{_number(case['offsetlake_to_duckdb_cpu'], 1)}x CPU"
+        )
     for stage, profile in pipeline["where_time_goes"].items():
         top = "; ".join(f"{t['call_site']} {t['seconds']:.1f}s" for t in profile["top_call_sites"][:3])
         print(f"   {stage}: Spark {profile['spark_seconds']:.1f}s, outside Spark {profile['outside_spark_seconds']:.1f}s; top: {top}")
@@ -46,6 +50,24 @@ def print_case(case: dict) -> None:
         print(f"   Agreement: {len(comparison['results'])} tables equal row for row ({rows:,} rows)")
     else:
         print("\n".join("   " + line for line in comparison["mismatches"]))
+
+
+def _print_incremental(figures: dict) -> None:
+    runs = {name: figures[name] for name in ("history", "increment", "interval_alone")}
+    stages = {name: "/".join(f"{s:.1f}" for s in run["stages"].values()) for name, run in runs.items()}
+    print(
+        f"   The stages above are the increment: a run from {figures['split_at']} to {figures['end']} "
+        f"({figures['interval_files']:,} new files) on the lake of a run up to {figures['split_at']} ({figures['history_files']:,} files)"
+    )
+    print(
+        f"   history {runs['history']['seconds']:.1f}s ({stages['history']}), increment {runs['increment']['seconds']:.1f}s "
+        f"({stages['increment']}), the interval alone on a fresh lake {runs['interval_alone']['seconds']:.1f}s "
+        f"({stages['interval_alone']}) [ingest/replay/marts/publish]"
+    )
+    print(
+        f"   increment / interval alone = {_number(figures['increment_to_interval_alone'], 2)}x, "
+        f"increment / history = {_number(figures['increment_to_history'], 2)}x"
+    )
 
 
 def print_summary(report: dict, path: Path) -> None:
@@ -62,5 +84,11 @@ def print_summary(report: dict, path: Path) -> None:
         )
     peaks = ", ".join(f"{case} {_number(mib)} MiB" for case, mib in report["driver_peak_mib"].items())
     print(f"   driver peak memory (Python + JVM): {peaks} (target: flat as data grows)")
+    for case, figures in report["incremental"].items():
+        print(
+            f"   {case}: the last interval's run on the history's lake {figures['increment']['seconds']:.1f}s = "
+            f"{_number(figures['increment_to_interval_alone'], 2)}x the interval alone, "
+            f"{_number(figures['increment_to_history'], 2)}x the history's run (target: about 1x the interval alone)"
+        )
     print(f"   row-for-row agreement with DuckDB: {'yes' if report['agrees'] else 'NO'}")
     print(f"   figures: {path}")

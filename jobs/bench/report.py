@@ -31,6 +31,7 @@ TARGETS = {
     "duckdb_ratio_max": 2.0,  # the largest commits case, ingest through marts vs DuckDB
     "linearity_slack": 1.05,  # large / small time (minus start-up) at most 1.05 x the size ratio
     "memory": "driver peak flat as data grows",
+    "incremental": "a run over the last interval, on the history's lake, costs about what the interval costs alone",
 }
 
 
@@ -52,7 +53,9 @@ def _records_read(lake: Path) -> int:
     return int(sum(v or 0 for v in DeltaTable(str(path)).to_pyarrow_table(columns=["records_read"])["records_read"].to_pylist()))
 
 
-def _stage_rows(lake: Path, rows: dict[str, int], published: dict[str, int]) -> dict[str, int]:
+def stage_rows(lake: Path, published: dict[str, int], rows: dict[str, int] | None = None) -> dict[str, int]:
+    """Each stage's counted rows (``STAGE_ROWS``) as the lake holds them now; ``rows``: its table_rows."""
+    rows = table_rows(lake) if rows is None else rows
     timeline = rows.get("silver/stored_offset_timeline", 0)
     return {
         "ingest": _records_read(lake),
@@ -62,10 +65,12 @@ def _stage_rows(lake: Path, rows: dict[str, int], published: dict[str, int]) -> 
     }
 
 
-def case_figures(case, inputs, run, sampler, lake, reference, comparison, profile) -> dict:
-    """Every figure of one case, JSON-ready."""
+def case_figures(case, inputs, timed, lake, reference, comparison, rows_before: dict[str, int] | None = None) -> dict:
+    """Every figure of one case, JSON-ready; ``rows_before``: the stages' counted rows the lake held before the run."""
+    run, sampler = timed.run, timed.sampler
     rows = table_rows(lake)
-    counted = _stage_rows(lake, rows, run.published)
+    counted = stage_rows(lake, run.published, rows)
+    counted = {stage: n - (rows_before or {}).get(stage, 0) for stage, n in counted.items()}
     spans = run.stage_spans()
     stages = {}
     for stage, seconds in run.stage_seconds.items():
@@ -89,7 +94,7 @@ def case_figures(case, inputs, run, sampler, lake, reference, comparison, profil
             "summary_seconds": run.summary_seconds,
             "run": run_peak,
             "high_water_mib": {k: v / (1 << 20) for k, v in run.high_water_bytes.items()},
-            "where_time_goes": profile,
+            "where_time_goes": timed.profile,
         },
         "duckdb": {"steps": reference.timings, "seconds": reference.total_seconds, "cpu_seconds": reference.cpu_seconds},
         "offsetlake_to_duckdb": pipeline_seconds / reference.total_seconds if reference.total_seconds > 0 else None,
@@ -168,6 +173,7 @@ def summarize(cases: list[dict], settings: Settings, isolated: bool) -> dict:
         "duckdb_ratio_largest": largest["ingest_through_marts_to_duckdb"] if largest else None,
         "linearity": linearity(cases),
         "driver_peak_mib": {c["case"]: c["pipeline"]["run"]["driver_peak_mib"] for c in cases},
+        "incremental": {c["case"]: c["incremental"] for c in cases if c["kind"] == "incremental"},
         "agrees": all(c["comparison"]["agrees"] for c in cases),
     }
 

@@ -4,7 +4,9 @@ Cases, each in ``<workdir>/<case>/``:
 
 - ``startup``: an empty landing directory; its stage times are the fixed cost of a run;
 - ``commits-<n>``: ``SimulationSpec.for_commit_events(n)`` (a day or so of one cluster);
-- ``busy-broker-day``: ``SimulationSpec.busy_broker_day`` (288 snapshots of 2,000 keys x 8 queues).
+- ``busy-broker-day``: ``SimulationSpec.busy_broker_day`` (288 snapshots of 2,000 keys x 8 queues);
+- ``incremental-<n>``: the ``commits-<n>`` inputs split into history and a last interval, and
+  the scheduled run over that interval timed on the history's lake (:mod:`jobs.bench.incremental`).
 
 Inputs are generated into ``landing/`` once and reused while the spec is unchanged. Each run
 writes a fresh ``lake/``; DuckDB computes the same tables into ``reference.duckdb``; both
@@ -22,10 +24,11 @@ from pathlib import Path
 
 from jobs.bench.compare import compare_lake
 from jobs.bench.duckdb_reference import compute_reference
+from jobs.bench.incremental import can_split, incremental_figures, link_files, split_landing
 from jobs.bench.memory import TreeSampler
-from jobs.bench.pipeline_run import run_isolated, run_measured
+from jobs.bench.pipeline_run import Interval, PipelineRun, run_isolated, run_measured
 from jobs.bench.printout import print_case, print_summary
-from jobs.bench.report import case_figures, summarize, write_report
+from jobs.bench.report import case_figures, stage_rows, summarize, write_report
 from jobs.bench.spark_profile import event_log_conf, profile_stages
 from jobs.cli import EXIT_FAILED, EXIT_OK
 from jobs.simulator import MANIFEST_NAME, SimulationManifest, SimulationSpec, simulate
@@ -37,15 +40,21 @@ START = datetime(2026, 11, 21, tzinfo=timezone.utc)
 @dataclass(frozen=True)
 class BenchCase:
     name: str
-    kind: str  # startup | commits | snapshots
+    kind: str  # startup | commits | snapshots | incremental
     spec: SimulationSpec | None  # None: an empty landing directory
     requested_events: int | None = None
+    inputs_of: str | None = None  # the case whose generated inputs this one reuses (None: its own)
 
 
-def default_cases(sizes: list[int], skip_snapshots: bool) -> list[BenchCase]:
-    """The start-up run, one case per commit-event count (ascending), then the busy broker's day."""
+def default_cases(sizes: list[int], skip_snapshots: bool, skip_incremental: bool = False) -> list[BenchCase]:
+    """The start-up run, one case per commit-event count (ascending), the incremental case on the
+    inputs of the smallest count that spans two hours or more, then the busy broker's day."""
     cases = [BenchCase("startup", "startup", None)]
     cases += [BenchCase(f"commits-{n}", "commits", SimulationSpec.for_commit_events(n, START), n) for n in sorted(sizes)]
+    splittable = [c for c in cases if c.kind == "commits" and can_split(c.spec.start, c.spec.end)]
+    if splittable and not skip_incremental:
+        source = splittable[0]
+        cases.append(BenchCase(f"incremental-{source.requested_events}", "incremental", source.spec, source.requested_events, source.name))
     if not skip_snapshots:
         cases.append(BenchCase("busy-broker-day", "snapshots", SimulationSpec.busy_broker_day(START)))
     return cases
@@ -81,32 +90,84 @@ def prepare_landing(case: BenchCase, landing: Path) -> dict:
     }
 
 
-def _run_pipeline(settings: Settings, landing: Path, lake: Path, case_dir: Path, isolate: bool):
+@dataclass(frozen=True)
+class TimedRun:
+    """One timed pipeline run: its timings, its memory samples, Spark's time per call site, the machine's load."""
+
+    run: PipelineRun
+    sampler: TreeSampler
+    profile: dict
+    load_before: float  # 1-minute load average before and after the run: other work slows every figure
+    load_after: float
+
+
+def _run_pipeline(settings: Settings, landing: Path, lake: Path, run_dir: Path, isolate: bool, interval: Interval = Interval()) -> TimedRun:
+    """One run over ``interval`` (its log and Spark event log in ``run_dir`` when isolated)."""
+    load_before = os.getloadavg()[0]
     if isolate:
-        events = case_dir / "spark-events"
+        events = run_dir / "spark-events"
         shutil.rmtree(events, ignore_errors=True)
+        run_dir.mkdir(parents=True, exist_ok=True)
         spark = settings.spark.model_copy(update={"conf": {**settings.spark.conf, **event_log_conf(events)}})
-        run, sampler = run_isolated(settings.model_copy(update={"spark": spark}), landing, lake, case_dir / "pipeline.log")
-        return run, sampler, profile_stages(events, run.stage_spans())
-    with TreeSampler(os.getpid()) as sampler:
-        run = run_measured(settings, landing, lake)
-    return run, sampler, {}
+        run, sampler = run_isolated(settings.model_copy(update={"spark": spark}), landing, lake, run_dir / "pipeline.log", interval)
+        profile = profile_stages(events, run.stage_spans())
+    else:
+        with TreeSampler(os.getpid()) as sampler:
+            run = run_measured(settings, landing, lake, interval)
+        profile = {}
+    return TimedRun(run, sampler, profile, load_before, os.getloadavg()[0])
 
 
 def run_case(case: BenchCase, settings: Settings, workdir: Path, *, isolate: bool, keep_outputs: bool) -> dict:
     """Every measurement of one case (see the module docstring); returns its figures."""
+    if case.kind == "incremental":
+        return run_incremental_case(case, settings, workdir, isolate=isolate, keep_outputs=keep_outputs)
     case_dir = (workdir / case.name).resolve()
-    landing, lake, database = case_dir / "landing", case_dir / "lake", case_dir / "reference.duckdb"
+    landing, lake = case_dir / "landing", case_dir / "lake"
     inputs = prepare_landing(case, landing)
     shutil.rmtree(lake, ignore_errors=True)
-    load_before = os.getloadavg()
-    run, sampler, profile = _run_pipeline(settings, landing, lake, case_dir, isolate)
-    load_after = os.getloadavg()
+    timed = _run_pipeline(settings, landing, lake, case_dir, isolate)
+    return _judged(case, settings, inputs, landing, lake, timed, keep_outputs=keep_outputs)
+
+
+def run_incremental_case(case: BenchCase, settings: Settings, workdir: Path, *, isolate: bool, keep_outputs: bool) -> dict:
+    """History, then the increment on its lake, then the interval alone (see :mod:`jobs.bench.incremental`)."""
+    case_dir = (workdir / case.name).resolve()
+    source = (workdir / case.inputs_of / "landing").resolve() if case.inputs_of else case_dir / "inputs"
+    inputs = prepare_landing(case, source)
+    split = split_landing(source, settings.patterns, case.spec.start, case.spec.end)
+    landing, lake = case_dir / "landing", case_dir / "lake"
+    alone_landing, alone_lake = case_dir / "interval-landing", case_dir / "interval-lake"
+    for path in (landing, lake, alone_landing, alone_lake):
+        shutil.rmtree(path, ignore_errors=True)
+    link_files(split.history, landing)
+    history = _run_pipeline(settings, landing, lake, case_dir / "history", isolate, Interval(None, split.split, "bench-history"))
+    history_rows = stage_rows(lake, published={})  # what the lake holds (publish counts a run's own rows)
+    link_files(split.interval, landing)
+    link_files(split.interval, alone_landing)
+    interval = Interval(split.split, split.end, "bench-increment")
+    increment = _run_pipeline(settings, landing, lake, case_dir / "increment", isolate, interval)
+    alone = _run_pipeline(settings, alone_landing, alone_lake, case_dir / "interval-alone", isolate, interval)
+    figures = _judged(case, settings, inputs, landing, lake, increment, keep_outputs=keep_outputs, rows_before=history_rows)
+    # DuckDB computed every file, the increment only its interval: no speed ratio between them
+    figures.update(offsetlake_to_duckdb=None, ingest_through_marts_to_duckdb=None, offsetlake_to_duckdb_cpu=None)
+    figures["incremental"] = incremental_figures(split, history.run, increment.run, alone.run, stage_rows(alone_lake, alone.run.published))
+    if not keep_outputs:
+        shutil.rmtree(alone_lake, ignore_errors=True)
+    return figures
+
+
+def _judged(case, settings, inputs, landing, lake, timed: TimedRun, *, keep_outputs: bool, rows_before=None) -> dict:
+    """The DuckDB reference over ``landing``, compared row for row with ``lake``, and the case's figures.
+
+    ``rows_before``: each stage's counted rows in ``lake`` before the timed run (it added the rest).
+    """
+    case_dir = lake.parent
+    database = case_dir / "reference.duckdb"
     reference = compute_reference(landing, settings, database)
     comparison = compare_lake(reference.con, lake)
-    figures = case_figures(case, inputs, run, sampler, lake, reference, comparison, profile)
-    # other work on the machine slows every figure: the 1-minute load average before and after the pipeline run
-    figures["load_average"] = {"before": load_before[0], "after_pipeline": load_after[0], "after_duckdb": os.getloadavg()[0]}
+    figures = case_figures(case, inputs, timed, lake, reference, comparison, rows_before)
+    figures["load_average"] = {"before": timed.load_before, "after_pipeline": timed.load_after, "after_duckdb": os.getloadavg()[0]}
     reference.con.close()
     if figures["comparison"]["agrees"] and not keep_outputs:
         shutil.rmtree(lake, ignore_errors=True)

@@ -21,6 +21,7 @@ BrokerVersion = Literal["4.9.8", "5.3.3"]
 IncidentKind = Literal["stale_commit", "client_reset", "server_reset", "failover"]
 # Pairs committed per group: 8 queues on each of 2 brokers plus the retry queue on each.
 _PAIRS_PER_BENCH_GROUP = 18
+MIN_COMMIT_EVENTS = 2000  # for_commit_events: ten minutes of the smallest bench cluster
 
 
 class _Model(BaseModel):
@@ -121,8 +122,9 @@ class SimulationSpec(_Model):
     @classmethod
     def for_commit_events(cls, events: int, start: datetime, seed: int = 20261121) -> SimulationSpec:
         """About ``events`` commit events (within 5%): a topic and a group per ~370k events a day, 8 queues on 2 brokers."""
-        if events < 1000:
-            raise ValueError("ask for at least 1000 commit events")
+        if events < MIN_COMMIT_EVENTS:
+            # (a shorter run, five minutes, has no room for its incidents before the end)
+            raise ValueError(f"ask for at least {MIN_COMMIT_EVENTS} commit events")
         per_tick = (1 + 0.2) * _PAIRS_PER_BENCH_GROUP
         groups = max(1, round(events / (per_tick * 17_280)))
         ticks = math.ceil(events / (per_tick * groups) / 60) * 60  # whole 5-minute blocks
