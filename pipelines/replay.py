@@ -29,9 +29,18 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 QUEUE_KEY = ("cluster", "broker", "topic", "consumer_group", "queue_id")
-# Replay order within a queue; every column is non-null, so the order is total.
+# Replay order within a queue; every column is non-null, so the order is total (a seed row,
+# whose event_at is null, comes before all: see _seed_events).
 ORDERING = ("event_at", "event_rank", "source_file", "line_rank")
-SNAPSHOT_RANK, COMMIT_RANK = 0, 1
+SEED_RANK, SNAPSHOT_RANK, COMMIT_RANK = -1, 0, 1
+# The checkpoint state a replay continues from, carried on one leading row per queue.
+SEED_STATE = (
+    "last_commit_offset",
+    "client_offset_hwm",
+    "last_snapshot_offset",
+    "commit_regressions_since_snapshot",
+    "last_stored_offset",
+)
 # A broker or client log line that repeats a commit of the canonical commit log (same
 # queue and offset, the log's second-precision time within one second before) is the same
 # commit seen twice; it is kept in bronze as corroboration and replayed once.
@@ -118,17 +127,54 @@ def build_events(commits: DataFrame, snapshots: DataFrame) -> DataFrame:
     return commit_events.unionByName(snapshot_events)
 
 
+# an event's own columns (build_events), all null on a seed row
+_EVENT_DETAIL = (
+    ("commit_offset", "long"),
+    ("snapshot_offset", "long"),
+    ("line_no", "long"),
+    ("client_host", "string"),
+    ("evidence", "string"),
+    ("commit_path", "string"),
+    ("_file_hash", "string"),
+)
+
+
+def _seed_events(seed: DataFrame) -> DataFrame:
+    """One leading row per checkpointed queue: no offset of its own, the checkpoint's state.
+
+    Its null ``event_at`` sorts before every event (ascending order puts nulls first), so
+    the replay's windows read the seed from the queue's first row: no join, one sort.
+    """
+    return seed.select(
+        *QUEUE_KEY,
+        "key_kind",
+        F.lit(None).cast("timestamp").alias("event_at"),
+        F.lit(SEED_RANK).alias("event_rank"),
+        F.lit("").alias("source_file"),
+        F.lit(0).cast("long").alias("line_rank"),
+        *[F.lit(None).cast(t).alias(c) for c, t in _EVENT_DETAIL],
+        *SEED_STATE,
+    )
+
+
 def with_replayed_state(events: DataFrame, seed: DataFrame) -> DataFrame:
     """Add both semantics' state to every event, continuing from ``seed``.
 
-    Needs ``build_events`` rows and checkpoint rows (``seed``, may be empty). Adds
+    Needs ``build_events`` rows and checkpoint rows (``seed``, may be empty); the seed joins
+    each queue's events as its leading row and leaves before the result. Adds
     stored_offset_before, stored_before_source, stored_offset, previous_stored_offset,
     client_offset_after, is_regression, previous_snapshot_offset, commit_regressions_between.
     """
     before = _ordered(None, -1)
     upto = _ordered(None, 0)
     is_commit = F.col("commit_offset").isNotNull()
-    seeded = events.join(seed.drop("key_kind"), on=list(QUEUE_KEY), how="left")
+    is_snapshot = F.col("snapshot_offset").isNotNull()
+    unseeded = events.select("*", *[F.lit(None).cast("long").alias(c) for c in SEED_STATE])
+    seeded = unseeded.unionByName(_seed_events(seed)).select(
+        # every row of a queue reads the seed from its leading row (null if none)
+        *[c for c in unseeded.columns if c not in SEED_STATE],
+        *[F.first(c).over(upto).alias(c) for c in SEED_STATE],
+    )
     prev_commit = F.coalesce(F.last("commit_offset", ignorenulls=True).over(before), F.col("last_commit_offset"))
     prev_snapshot = F.coalesce(F.last("snapshot_offset", ignorenulls=True).over(before), F.col("last_snapshot_offset"))
     stage = (
@@ -162,7 +208,7 @@ def with_replayed_state(events: DataFrame, seed: DataFrame) -> DataFrame:
         .withColumn("_regressions_so_far", regressions_so_far)
         .withColumn(
             "_regressions_at_prev_snapshot",
-            F.last(F.when(~is_commit, F.col("_regressions_so_far")), ignorenulls=True).over(before),
+            F.last(F.when(is_snapshot, F.col("_regressions_so_far")), ignorenulls=True).over(before),
         )
         .withColumn(
             "commit_regressions_between",
@@ -171,4 +217,5 @@ def with_replayed_state(events: DataFrame, seed: DataFrame) -> DataFrame:
                 F.col("_regressions_so_far") - F.col("_regressions_at_prev_snapshot"),
             ).otherwise(F.col("_regressions_so_far") + F.coalesce("commit_regressions_since_snapshot", F.lit(0))),
         )
+        .where(F.col("event_rank") != SEED_RANK)
     )
