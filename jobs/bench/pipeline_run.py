@@ -1,4 +1,4 @@
-"""One measured run of the pipeline's stages on a landing directory, into a fresh lake.
+"""One measured run of the pipeline's stages on a landing directory, into a lake.
 
 A run covers the whole landing by default, or an interval (``start``/``end``, as the CLI's
 ``--from``/``--to``) on a lake that may already hold earlier runs (the incremental case).
