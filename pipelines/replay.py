@@ -127,20 +127,9 @@ def build_events(commits: DataFrame, snapshots: DataFrame) -> DataFrame:
     return commit_events.unionByName(snapshot_events)
 
 
-# an event's own columns (build_events), all null on a seed row
-_EVENT_DETAIL = (
-    ("commit_offset", "long"),
-    ("snapshot_offset", "long"),
-    ("line_no", "long"),
-    ("client_host", "string"),
-    ("evidence", "string"),
-    ("commit_path", "string"),
-    ("_file_hash", "string"),
-)
-
-
 def _seed_events(seed: DataFrame) -> DataFrame:
-    """One leading row per checkpointed queue: no offset of its own, the checkpoint's state.
+    """One leading row per checkpointed queue: the checkpoint's state, no offset of its own
+    (the event columns it lacks are null in the union with the events).
 
     Its null ``event_at`` sorts before every event (ascending order puts nulls first), so
     the replay's windows read the seed from the queue's first row: no join, one sort.
@@ -152,7 +141,6 @@ def _seed_events(seed: DataFrame) -> DataFrame:
         F.lit(SEED_RANK).alias("event_rank"),
         F.lit("").alias("source_file"),
         F.lit(0).cast("long").alias("line_rank"),
-        *[F.lit(None).cast(t).alias(c) for c, t in _EVENT_DETAIL],
         *SEED_STATE,
     )
 
@@ -169,10 +157,9 @@ def with_replayed_state(events: DataFrame, seed: DataFrame) -> DataFrame:
     upto = _ordered(None, 0)
     is_commit = F.col("commit_offset").isNotNull()
     is_snapshot = F.col("snapshot_offset").isNotNull()
-    unseeded = events.select("*", *[F.lit(None).cast("long").alias(c) for c in SEED_STATE])
-    seeded = unseeded.unionByName(_seed_events(seed)).select(
+    seeded = events.unionByName(_seed_events(seed), allowMissingColumns=True).select(
         # every row of a queue reads the seed from its leading row (null if none)
-        *[c for c in unseeded.columns if c not in SEED_STATE],
+        *events.columns,
         *[F.first(c).over(upto).alias(c) for c in SEED_STATE],
     )
     prev_commit = F.coalesce(F.last("commit_offset", ignorenulls=True).over(before), F.col("last_commit_offset"))

@@ -93,12 +93,12 @@ def _run(run: PipelineRun) -> dict:
 
 def incremental_figures(split: Split, history: PipelineRun, increment: PipelineRun, alone: PipelineRun, alone_rows: dict[str, int]) -> dict:
     """The three runs' times and the ratios the target judges (the increment's own figures are the case's)."""
-    seconds = {name: sum(run.stage_seconds.values()) for name, run in (("history", history), ("increment", increment), ("alone", alone))}
+    runs = {"history": _run(history), "increment": _run(increment), "interval_alone": {**_run(alone), "rows": alone_rows}}
+    took = runs["increment"]["seconds"]
     return {
         "split_at": split.split.isoformat(), "end": split.end.isoformat(),
         "history_files": len(split.history), "interval_files": len(split.interval),
-        "history": _run(history), "increment": _run(increment),
-        "interval_alone": {**_run(alone), "rows": alone_rows},
-        "increment_to_interval_alone": seconds["increment"] / seconds["alone"] if seconds["alone"] > 0 else None,
-        "increment_to_history": seconds["increment"] / seconds["history"] if seconds["history"] > 0 else None,
+        **runs,
+        "increment_to_interval_alone": took / runs["interval_alone"]["seconds"] if runs["interval_alone"]["seconds"] > 0 else None,
+        "increment_to_history": took / runs["history"]["seconds"] if runs["history"]["seconds"] > 0 else None,
     }  # fmt: skip
