@@ -108,10 +108,13 @@ def run_replay(lake: Lake, settings: Settings, requested_from: datetime | None, 
     late, latest, _ = _ingest_bounds(lake, run_id)
     window = plan_window(requested_from, requested_to, checkpoint_times(lake), late, latest)
     start, end = window.replayed_from, window.replayed_to
+    commits = lake.read(OFFSET_COMMITS, start=start, end=end)
+    logged = commits.where(F.col("evidence") != "commit_log").count()
     result = replay(
-        lake.read(OFFSET_COMMITS, start=start, end=end),
+        commits,
         lake.read(OFFSET_SNAPSHOTS, start=start, end=end),
         _seed(lake, start),
+        broadcast_logged=logged <= settings.replay.broadcast_logged_commits,
     )
     # four tables derive from the replayed state: compute it once (Spark substitutes the
     # cached rows wherever the state's plan recurs in theirs)

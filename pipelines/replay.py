@@ -84,21 +84,37 @@ def select_snapshots(snapshots: DataFrame) -> DataFrame:
     )
 
 
-def without_corroborating_logs(commits: DataFrame) -> DataFrame:
-    """Drop log-told commits that repeat a commit of the canonical commit log."""
-    logged = commits.where(F.col("evidence") != "commit_log").alias("l")
-    canonical = commits.where(F.col("evidence") == "commit_log").alias("c")
+def without_corroborating_logs(commits: DataFrame, broadcast_logged: bool = False) -> DataFrame:
+    """Drop log-told commits that repeat a commit of the canonical commit log.
+
+    By default the two sides meet in a sort-merge anti-join on (queue, offset): every
+    canonical commit is shuffled and sorted for it. With ``broadcast_logged`` (for when the
+    log-told commits are few enough to send to every executor) the canonical commits stream
+    past the broadcast log-told ones instead, never shuffled: the log-told commits some
+    canonical commit repeats are found that way, and only the others are kept.
+    """
+    logged = commits.where(F.col("evidence") != "commit_log")
+    canonical = commits.where(F.col("evidence") == "commit_log")
     matches = [F.col(f"l.{k}") == F.col(f"c.{k}") for k in (*QUEUE_KEY, "offset")]
     within = (F.col("c.committed_at") >= F.col("l.committed_at")) & (
         F.col("c.committed_at") < F.col("l.committed_at") + F.expr(f"INTERVAL {CORROBORATION_WINDOW_SECONDS} SECONDS")
     )
-    uncorroborated = logged.join(canonical, on=[*matches, within], how="left_anti")
-    return commits.where(F.col("evidence") == "commit_log").unionByName(uncorroborated)
+    if not broadcast_logged:
+        uncorroborated = logged.alias("l").join(canonical.alias("c"), on=[*matches, within], how="left_anti")
+    else:
+        # a log-told commit is one line of its file: the line and what it told identify it
+        identity = [*QUEUE_KEY, "offset", "committed_at", "source_file", "line_no"]
+        told = F.broadcast(logged.select(*identity)).alias("l")
+        repeated = canonical.alias("c").join(told, on=[*matches, within]).select(*[F.col(f"l.{k}").alias(k) for k in identity])
+        same_line = [F.col(f"l.{k}").eqNullSafe(F.col(f"r.{k}")) for k in identity]
+        uncorroborated = logged.alias("l").join(F.broadcast(repeated).alias("r"), on=same_line, how="left_anti")
+    return canonical.unionByName(uncorroborated.select(*commits.columns))
 
 
-def build_events(commits: DataFrame, snapshots: DataFrame) -> DataFrame:
-    """One row per replayed event (commit or snapshot) in a common shape."""
-    commit_events = without_corroborating_logs(commits).select(
+def build_events(commits: DataFrame, snapshots: DataFrame, broadcast_logged: bool = False) -> DataFrame:
+    """One row per replayed event (commit or snapshot) in a common shape (``broadcast_logged``:
+    see :func:`without_corroborating_logs`)."""
+    commit_events = without_corroborating_logs(commits, broadcast_logged).select(
         *QUEUE_KEY,
         "key_kind",
         F.col("committed_at").alias("event_at"),
@@ -157,21 +173,24 @@ def with_replayed_state(events: DataFrame, seed: DataFrame) -> DataFrame:
     upto = _ordered(None, 0)
     is_commit = F.col("commit_offset").isNotNull()
     is_snapshot = F.col("snapshot_offset").isNotNull()
+    # Three passes over each queue's ordered events, as few as the dependencies allow (a
+    # window pass re-buffers every queue's rows): what the events themselves give, then
+    # what depends on it, then the regressions as of the previous snapshot.
+    stored = F.coalesce("commit_offset", "snapshot_offset")
     seeded = events.unionByName(_seed_events(seed), allowMissingColumns=True).select(
-        # every row of a queue reads the seed from its leading row (null if none)
         *events.columns,
+        # every row of a queue reads the seed from its leading row (null if none)
         *[F.first(c).over(upto).alias(c) for c in SEED_STATE],
+        F.last("commit_offset", ignorenulls=True).over(before).alias("_last_commit"),
+        F.last("snapshot_offset", ignorenulls=True).over(before).alias("_last_snapshot"),
+        F.last(stored, ignorenulls=True).over(before).alias("_last_stored"),
+        F.max("commit_offset").over(upto).alias("_max_commit"),
     )
-    prev_commit = F.coalesce(F.last("commit_offset", ignorenulls=True).over(before), F.col("last_commit_offset"))
-    prev_snapshot = F.coalesce(F.last("snapshot_offset", ignorenulls=True).over(before), F.col("last_snapshot_offset"))
     stage = (
-        seeded.withColumn("_prev_commit", prev_commit)
-        .withColumn("previous_snapshot_offset", prev_snapshot)
-        .withColumn("stored_offset", F.coalesce("commit_offset", "snapshot_offset"))
-        .withColumn(
-            "previous_stored_offset",
-            F.coalesce(F.last("stored_offset", ignorenulls=True).over(before), F.col("last_stored_offset")),
-        )
+        seeded.withColumn("_prev_commit", F.coalesce("_last_commit", "last_commit_offset"))
+        .withColumn("previous_snapshot_offset", F.coalesce("_last_snapshot", "last_snapshot_offset"))
+        .withColumn("stored_offset", stored)
+        .withColumn("previous_stored_offset", F.coalesce("_last_stored", "last_stored_offset"))
         .withColumn("stored_offset_before", F.when(is_commit, F.coalesce("_prev_commit", "previous_snapshot_offset")))
         .withColumn(
             "stored_before_source",
@@ -183,16 +202,12 @@ def with_replayed_state(events: DataFrame, seed: DataFrame) -> DataFrame:
     )
     # first commit's starting point: what the client read from the broker before committing
     first_start = F.first(F.when(is_commit, F.struct("stored_offset_before")), ignorenulls=True).over(upto)
-    regressions_so_far = F.sum(F.col("is_regression").cast("long")).over(upto)
+    client_offset_after = F.when(
+        is_commit, F.greatest(F.col("client_offset_hwm"), F.col("_first_start")["stored_offset_before"], F.col("_max_commit"))
+    )
     return (
-        stage.withColumn(
-            "client_offset_after",
-            F.when(
-                is_commit,
-                F.greatest(F.col("client_offset_hwm"), first_start["stored_offset_before"], F.max("commit_offset").over(upto)),
-            ),
-        )
-        .withColumn("_regressions_so_far", regressions_so_far)
+        stage.select("*", first_start.alias("_first_start"), F.sum(F.col("is_regression").cast("long")).over(upto).alias("_regressions_so_far"))
+        .withColumn("client_offset_after", client_offset_after)
         .withColumn(
             "_regressions_at_prev_snapshot",
             F.last(F.when(is_snapshot, F.col("_regressions_so_far")), ignorenulls=True).over(before),
@@ -205,4 +220,5 @@ def with_replayed_state(events: DataFrame, seed: DataFrame) -> DataFrame:
             ).otherwise(F.col("_regressions_so_far") + F.coalesce("commit_regressions_since_snapshot", F.lit(0))),
         )
         .where(F.col("event_rank") != SEED_RANK)
+        .drop("_last_commit", "_last_snapshot", "_last_stored", "_max_commit", "_first_start")
     )

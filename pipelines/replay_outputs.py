@@ -131,9 +131,10 @@ def next_checkpoint(state: DataFrame, seed: DataFrame) -> DataFrame:
     )
 
 
-def replay(commits: DataFrame, snapshots: DataFrame, seed: DataFrame) -> ReplayResult:
-    """Replay one interval's bronze commits and snapshots, continuing from ``seed``."""
-    state = with_replayed_state(build_events(commits, snapshots), seed)
+def replay(commits: DataFrame, snapshots: DataFrame, seed: DataFrame, broadcast_logged: bool = False) -> ReplayResult:
+    """Replay one interval's bronze commits and snapshots, continuing from ``seed``
+    (``broadcast_logged``: see :func:`pipelines.replay.without_corroborating_logs`)."""
+    state = with_replayed_state(build_events(commits, snapshots, broadcast_logged), seed)
     state = state.withColumn(
         # commit regressions since the latest snapshot, as of this event (carried in the checkpoint)
         "commit_regressions_after",

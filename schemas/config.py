@@ -84,6 +84,10 @@ class ReplaySettings(_Model):
     # Checkpoints older than this many runs are pruned; late data older than every
     # kept checkpoint makes the next run replay from the beginning.
     checkpoints_kept: int = Field(default=200, ge=1)
+    # Log-told commits (broker and client log lines) up to this many are sent to every
+    # executor to find those the canonical commit log repeats, so the canonical commits are
+    # not shuffled for it; above it, both sides are shuffled and sorted (a sort-merge join).
+    broadcast_logged_commits: int = Field(default=2_000_000, ge=0)
 
     @field_validator("throughput_window")
     @classmethod

@@ -37,9 +37,8 @@ def landing(tmp_path_factory):
     return root, manifest
 
 
-def run(spark, lake_root, landing_root, start=None, end=None, run_id="r", stages=STAGES):
-    settings = Settings()
-    return run_stages(settings, lake_root, landing_root, start, end, run_id, stages)
+def run(spark, lake_root, landing_root, start=None, end=None, run_id="r", stages=STAGES, settings=None):
+    return run_stages(settings or Settings(), lake_root, landing_root, start, end, run_id, stages)
 
 
 def table_rows(lake: Lake, spec: TableSpec, drop=("_ingest_run_id", "rejected_at")):
@@ -76,8 +75,10 @@ def test_bronze_holds_every_commit_event_and_nothing_is_quarantined(one_run, lan
 
 def test_two_runs_give_the_tables_of_one_run(spark, landing, one_run, tmp_path):
     split_root = tmp_path / "split"
-    run(spark, split_root, landing[0], START, SPLIT, run_id="first")
-    run(spark, split_root, landing[0], SPLIT, END, run_id="second")
+    # the one run broadcasts the log-told commits to corroborate them; these two shuffle them
+    shuffled = Settings().model_copy(update={"replay": Settings().replay.model_copy(update={"broadcast_logged_commits": 0})})
+    run(spark, split_root, landing[0], START, SPLIT, run_id="first", settings=shuffled)
+    run(spark, split_root, landing[0], SPLIT, END, run_id="second", settings=shuffled)
     split = Lake(spark, split_root)
     for spec in (*BRONZE_TABLES, *SILVER_TABLES, *GOLD_TABLES):
         if spec is REPLAY_CHECKPOINTS:

@@ -14,9 +14,9 @@ REPLAYED = ("committed_at", "offset", "stored_offset_before", "stored_before_sou
 REGRESSION = ("detected_at", "offset", "stored_offset", "regression_size", "evidence", "client_host")
 
 
-def run(spark, commits, snapshots, seed=None):
+def run(spark, commits, snapshots, seed=None, broadcast_logged=False):
     c, s = frames(spark, commits, snapshots)
-    return replay(c, s, seed if seed is not None else empty_seed(spark))
+    return replay(c, s, seed if seed is not None else empty_seed(spark), broadcast_logged)
 
 
 def test_broker_overwrite_and_client_increase_only(spark):
@@ -96,7 +96,8 @@ def test_notifyme_line_repeating_a_logged_commit_is_replayed_once(spark):
     ]
 
 
-def test_a_log_line_is_corroborated_only_by_a_canonical_commit_within_the_second_after_it(spark):
+@pytest.mark.parametrize("broadcast_logged", [False, True], ids=["shuffle-join", "broadcast"])
+def test_a_log_line_is_corroborated_only_by_a_canonical_commit_within_the_second_after_it(spark, broadcast_logged):
     log = lambda seconds, offset, line, queue=0: commit(seconds, offset, line, queue=queue, evidence="broker_notifyme", file="broker.log")  # noqa: E731
     canonical = [
         commit(10.0, 100, 1),  # same instant as its log line: corroborates it
@@ -107,7 +108,7 @@ def test_a_log_line_is_corroborated_only_by_a_canonical_commit_within_the_second
         commit(60.2, 600, 6, queue=1),  # another queue: does not
     ]
     logs = [log(10, 100, 1), log(20, 200, 2), log(30, 300, 3), log(40, 400, 4), log(50, 500, 5), log(60, 600, 6)]
-    result = run(spark, canonical + logs, [])
+    result = run(spark, canonical + logs, [], broadcast_logged=broadcast_logged)
     assert rows(result.commits, "queue_id", "committed_at", "offset", "evidence") == [
         (0, at(10.0), 100, "commit_log"),
         (0, at(20.999999), 200, "commit_log"),
@@ -167,3 +168,22 @@ def test_two_runs_give_exactly_the_rows_of_one_run(spark, seed):
         two = getattr(first, name).unionByName(getattr(second, name))
         assert rows(one, *one.columns) == rows(two, *one.columns), name
     assert rows(whole.checkpoint, *whole.checkpoint.columns) == rows(second.checkpoint, *whole.checkpoint.columns)
+
+
+def test_both_corroboration_joins_drop_the_same_log_lines(spark):
+    rng = random.Random(7)
+    commits = []
+    for line in range(1, 200):
+        queue, offset, seconds = rng.choice([0, 1, 2]), rng.randrange(0, 60), rng.randrange(0, 120) + rng.random()
+        commits.append(commit(seconds, offset, line, queue=queue))
+        for file, evidence in (("broker.log", "broker_notifyme"), ("client.log", "client_persist")):
+            if rng.random() < 0.4:  # a log line told the same commit at its second, or a nearby one
+                told_at = int(seconds) - rng.choice([0, 0, 0, 1, 2])
+                commits.append(commit(told_at, offset + rng.choice([0, 0, 0, 1]), line, queue=queue, evidence=evidence, file=file))
+    c, s = frames(spark, commits, [])
+    shuffled, broadcast = (replay(c, s, empty_seed(spark), flag) for flag in (False, True))
+    kept = rows(shuffled.commits, *shuffled.commits.columns)
+    assert kept == rows(broadcast.commits, *shuffled.commits.columns)
+    assert 199 < len(kept) < len(commits)  # some log lines were corroborated, some were not
+    plan = broadcast.commits._jdf.queryExecution().executedPlan().toString()
+    assert "SortMergeJoin" not in plan and "BroadcastHashJoin" in plan
