@@ -87,11 +87,11 @@ def select_snapshots(snapshots: DataFrame) -> DataFrame:
 def without_corroborating_logs(commits: DataFrame, broadcast_logged: bool = False) -> DataFrame:
     """Drop log-told commits that repeat a commit of the canonical commit log.
 
-    By default the two sides meet in a sort-merge anti-join on (queue, offset): every
-    canonical commit is shuffled and sorted for it. With ``broadcast_logged`` (for when the
-    log-told commits are few enough to send to every executor) the canonical commits stream
-    past the broadcast log-told ones instead, never shuffled: the log-told commits some
-    canonical commit repeats are found that way, and only the others are kept.
+    By default the two sides meet in an anti-join of Spark's choosing: on large inputs a
+    sort-merge join that shuffles and sorts every canonical commit. With ``broadcast_logged``
+    (for when the log-told commits are few enough to send to every executor) the canonical
+    commits stream past the broadcast log-told ones instead, never shuffled: the log-told
+    commits some canonical commit repeats are found that way, and only the others are kept.
     """
     logged = commits.where(F.col("evidence") != "commit_log")
     canonical = commits.where(F.col("evidence") == "commit_log")
