@@ -205,7 +205,7 @@ def with_replayed_state(events: DataFrame, seed: DataFrame) -> DataFrame:
     client_offset_after = F.when(
         is_commit, F.greatest(F.col("client_offset_hwm"), F.col("_first_start")["stored_offset_before"], F.col("_max_commit"))
     )
-    return (
+    state = (
         stage.select("*", first_start.alias("_first_start"), F.sum(F.col("is_regression").cast("long")).over(upto).alias("_regressions_so_far"))
         .withColumn("client_offset_after", client_offset_after)
         .withColumn(
@@ -219,6 +219,7 @@ def with_replayed_state(events: DataFrame, seed: DataFrame) -> DataFrame:
                 F.col("_regressions_so_far") - F.col("_regressions_at_prev_snapshot"),
             ).otherwise(F.col("_regressions_so_far") + F.coalesce("commit_regressions_since_snapshot", F.lit(0))),
         )
-        .where(F.col("event_rank") != SEED_RANK)
-        .drop("_last_commit", "_last_snapshot", "_last_stored", "_max_commit", "_first_start")
     )
+    # the working columns (named _*) leave with the seed rows: the state is kept for four tables
+    working = [c for c in state.columns if c.startswith("_") and c not in events.columns]
+    return state.where(F.col("event_rank") != SEED_RANK).drop(*working)

@@ -86,7 +86,8 @@ class ReplaySettings(_Model):
     checkpoints_kept: int = Field(default=200, ge=1)
     # Log-told commits (broker and client log lines) up to this many are sent to every
     # executor to find those the canonical commit log repeats, so the canonical commits are
-    # not shuffled for it; above it, both sides are shuffled and sorted (a sort-merge join).
+    # not shuffled for it; above it, an anti-join of Spark's choosing (a sort-merge join on
+    # large inputs, which shuffles and sorts every canonical commit).
     broadcast_logged_commits: int = Field(default=2_000_000, ge=0)
 
     @field_validator("throughput_window")

@@ -10,7 +10,7 @@ import pytest
 from jobs.commands import run_stages
 from jobs.lake import Lake
 from jobs.simulator import simulate
-from schemas.config import Settings
+from schemas.config import ReplaySettings, Settings
 from schemas.tables import (
     BRONZE_TABLES,
     GOLD_TABLES,
@@ -75,10 +75,10 @@ def test_bronze_holds_every_commit_event_and_nothing_is_quarantined(one_run, lan
 
 def test_two_runs_give_the_tables_of_one_run(spark, landing, one_run, tmp_path):
     split_root = tmp_path / "split"
-    # the one run broadcasts the log-told commits to corroborate them; these two shuffle them
-    shuffled = Settings().model_copy(update={"replay": Settings().replay.model_copy(update={"broadcast_logged_commits": 0})})
-    run(spark, split_root, landing[0], START, SPLIT, run_id="first", settings=shuffled)
-    run(spark, split_root, landing[0], SPLIT, END, run_id="second", settings=shuffled)
+    # the one run broadcasts the log-told commits to corroborate them; these two use the anti-join
+    anti_join = Settings(replay=ReplaySettings(broadcast_logged_commits=0))
+    run(spark, split_root, landing[0], START, SPLIT, run_id="first", settings=anti_join)
+    run(spark, split_root, landing[0], SPLIT, END, run_id="second", settings=anti_join)
     split = Lake(spark, split_root)
     for spec in (*BRONZE_TABLES, *SILVER_TABLES, *GOLD_TABLES):
         if spec is REPLAY_CHECKPOINTS:

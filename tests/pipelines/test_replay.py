@@ -96,7 +96,7 @@ def test_notifyme_line_repeating_a_logged_commit_is_replayed_once(spark):
     ]
 
 
-@pytest.mark.parametrize("broadcast_logged", [False, True], ids=["shuffle-join", "broadcast"])
+@pytest.mark.parametrize("broadcast_logged", [False, True], ids=["anti-join", "broadcast-logged"])
 def test_a_log_line_is_corroborated_only_by_a_canonical_commit_within_the_second_after_it(spark, broadcast_logged):
     log = lambda seconds, offset, line, queue=0: commit(seconds, offset, line, queue=queue, evidence="broker_notifyme", file="broker.log")  # noqa: E731
     canonical = [
@@ -181,9 +181,9 @@ def test_both_corroboration_joins_drop_the_same_log_lines(spark):
                 told_at = int(seconds) - rng.choice([0, 0, 0, 1, 2])
                 commits.append(commit(told_at, offset + rng.choice([0, 0, 0, 1]), line, queue=queue, evidence=evidence, file=file))
     c, s = frames(spark, commits, [])
-    shuffled, broadcast = (replay(c, s, empty_seed(spark), flag) for flag in (False, True))
-    kept = rows(shuffled.commits, *shuffled.commits.columns)
-    assert kept == rows(broadcast.commits, *shuffled.commits.columns)
+    anti_join, broadcast = (replay(c, s, empty_seed(spark), flag) for flag in (False, True))
+    kept = rows(anti_join.commits, *anti_join.commits.columns)
+    assert kept == rows(broadcast.commits, *anti_join.commits.columns)
     assert 199 < len(kept) < len(commits)  # some log lines were corroborated, some were not
     plan = broadcast.commits._jdf.queryExecution().executedPlan().toString()
     assert "SortMergeJoin" not in plan and "BroadcastHashJoin" in plan
