@@ -61,14 +61,17 @@ GROUP_FILE = r"(?:^|/)consumerProgress-([^/]+?)\.txt(?:\.gz)?$"
 TOPIC_FILE = r"(?:^|/)topicStatus-([^/]+?)\.txt(?:\.gz)?$"
 LAST_TIME = r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$"
 LAST_UPDATED = r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3}$"
-TIME_TAIL = r"\s+(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:,\d{3})?)$"
+# (?<!\s): a match starts only where a run of spaces starts; without it, every space of
+# the wide padding between cells starts a match that fails, a cost quadratic in the run
+TIME_TAIL = r"(?<!\s)\s+(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:,\d{3})?)$"
+WHITESPACE = " \t\n\x0b\f\r"  # what \s matches
 NULL_CELLS = ("N/A", "NA", "")
 # Versions before N/A existed print lastTimestamp 0 as the epoch in the admin host's zone.
 EPOCH_ZERO = r"^(1970-01-01|1969-12-31) "
 
 
 def _classify(lines: DataFrame) -> DataFrame:
-    text = F.regexp_replace(F.col("line"), r"^\s+|\s+$", "")
+    text = F.btrim(F.col("line"), F.lit(WHITESPACE))
     return lines.withColumns(
         {
             "_text": text,

@@ -142,6 +142,24 @@ def test_client_ip_layouts_of_4x_and_5x(spark):
     assert rows_of(parsed.rejected, "line_no") == []
 
 
+def test_any_whitespace_around_a_line_is_not_part_of_it(spark):
+    header = java_printf("%-32s  %-32s  %-4s  %-20s  %-20s  %-20s  %s%n", "#Topic", "#Broker Name", "#QID",
+                         "#Broker Offset", "#Consumer Offset", "#Diff", "#LastTime")
+    row = "%-32s  %-32s  %-4d  %-20d  %-20d  %-20d  %s%n"
+    padded = {
+        "p/consumerProgress-g.txt": [
+            " \t" + header + "\f ",
+            "\x0b " + java_printf(row, "orders", "broker-a", 0, 10, 7, 3, "2021-06-08 14:19:23") + "\t\x0b",
+            java_printf(row, "orders", "broker-a", 1, 10, 10, 0, "") + " \t ",
+        ]
+    }
+    plain = {"p/consumerProgress-g.txt": [line.strip(" \t\x0b\f") for line in padded["p/consumerProgress-g.txt"]]}
+
+    landed = rows_of(parse(spark, padded).landed, *ROW)
+    assert landed == rows_of(parse(spark, plain).landed, *ROW)
+    assert [(r[2], r[9]) for r in landed] == [(0, "2021-06-08 14:19:23"), (1, None)]
+
+
 def test_group_column_of_the_broker_consume_stats_layout(spark):
     header = java_printf("%-64s  %-64s  %-32s  %-4s  %-20s  %-20s  %-20s  %s%n", "#Topic", "#Group", "#Broker Name",
                          "#QID", "#Broker Offset", "#Consumer Offset", "#Diff", "#LastTime")
