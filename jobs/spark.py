@@ -21,9 +21,9 @@ from schemas.config import SparkSettings
 DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
 EMBEDDED_MASTER = "local[*]"
-# Spark generates one Java method per stage; for the wide parses (commit events, mqadmin
-# outputs) it exceeds HotSpot's 8,000-byte limit for compiling a method, which then runs in
-# the bytecode interpreter for the whole job (the commit-event parse took 1.7x as long).
+# Spark's generated code for the wide parses (commit events, mqadmin outputs) has methods
+# over HotSpot's 8,000-byte limit for compiling one; such a method runs in the bytecode
+# interpreter for the whole job (the commit-event parse took 1.7x as long).
 JIT_OPTIONS = "-XX:-DontCompileHugeMethods"
 
 
