@@ -150,8 +150,11 @@ def _column_width(name: str) -> Column:
 def _typed_rows(rows: DataFrame) -> DataFrame:
     header = F.col("_header")
     # The trailing time cell is the only one holding a space: take it off before splitting.
-    tail = F.regexp_extract(F.col("_text"), TIME_TAIL, 1)
-    head_cells = F.split(F.regexp_replace(F.col("_text"), TIME_TAIL, ""), r"\s+")
+    # One regex per row: the match (spaces + time) gives both the time and what precedes it.
+    text = F.col("_text")
+    match = F.regexp_extract(text, TIME_TAIL, 0)
+    tail = F.btrim(match, F.lit(WHITESPACE))
+    head_cells = F.split(F.left(text, F.length(text) - F.length(match)), r"\s+")
     cells = F.when(tail != "", F.concat(head_cells, F.array(tail))).otherwise(F.split(F.col("_text"), r"\s+"))
     is_progress = F.col("_header_kind_above") == "progress"
     command = F.coalesce(F.col("_command_line"), F.lit(""))

@@ -157,7 +157,8 @@ def test_any_whitespace_around_a_line_is_not_part_of_it(spark):
 
     landed = rows_of(parse(spark, padded).landed, *ROW)
     assert landed == rows_of(parse(spark, plain).landed, *ROW)
-    assert [(r[2], r[9]) for r in landed] == [(0, "2021-06-08 14:19:23"), (1, None)]
+    queue_id, last_time = ROW.index("queue_id"), ROW.index("last_consumed_at")
+    assert [(r[queue_id], r[last_time]) for r in landed] == [(0, "2021-06-08 14:19:23"), (1, None)]
 
 
 def test_group_column_of_the_broker_consume_stats_layout(spark):
