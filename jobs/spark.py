@@ -52,6 +52,10 @@ def _base_conf(settings: SparkSettings) -> dict[str, str]:
         "spark.sql.shuffle.partitions": str(settings.shuffle_partitions),
         "spark.sql.adaptive.enabled": "true",
         "spark.sql.adaptive.coalescePartitions.enabled": "true",
+        "spark.sql.adaptive.advisoryPartitionSizeInBytes": settings.partition_bytes,
+        # a cached result's partitions are coalesced too (the replay's state is cached);
+        # Spark keeps a cached plan's shuffle partitions as they are by default
+        "spark.sql.optimizer.canChangeCachedPlanOutputPartitioning": "true",
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         # Delta stores timestamps as INT64 microseconds (Spark's default is INT96).
         "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",

@@ -39,7 +39,11 @@ class SparkSettings(_Model):
     master: str | None = None
     app_name: str = "offsetlake"
     driver_memory: str = "4g"
-    shuffle_partitions: int = Field(default=4, ge=1)
+    # Shuffles start with this many partitions; adaptive execution merges neighbours up to
+    # ``partition_bytes`` of shuffled (compressed) data each, so a small input runs as one
+    # task and a large one in tasks whose sorts and windows fit in memory.
+    shuffle_partitions: int = Field(default=64, ge=1)
+    partition_bytes: str = "8m"
     # auto: native Spark Delta when its extension is on the classpath, else delta-rs.
     delta_engine: Literal["auto", "spark", "delta-rs"] = "auto"
     conf: dict[str, str] = Field(default_factory=dict)

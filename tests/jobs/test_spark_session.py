@@ -11,3 +11,23 @@ def test_the_driver_jvm_compiles_generated_methods_of_any_size(spark):
     arguments = list(runtime.getInputArguments())
     assert JIT_OPTIONS in arguments
     assert any(a.startswith("-Dderby.system.home=") for a in arguments)
+
+
+def test_a_small_cached_shuffle_is_coalesced_to_one_partition(spark):
+    # the replay caches its windowed state: Spark would keep every shuffle partition of a
+    # cached plan unless told it may coalesce them (spark.sql.optimizer.canChange...)
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    previous = spark.conf.get("spark.sql.shuffle.partitions")
+    spark.conf.set("spark.sql.shuffle.partitions", "64")
+    try:
+        rows = spark.range(1000).withColumn("queue", F.col("id") % 10)
+        ranked = rows.withColumn("n", F.row_number().over(Window.partitionBy("queue").orderBy("id"))).persist()
+        try:
+            assert ranked.count() == 1000
+            assert ranked.rdd.getNumPartitions() == 1
+        finally:
+            ranked.unpersist()
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", previous)
