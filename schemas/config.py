@@ -43,7 +43,7 @@ class SparkSettings(_Model):
     # ``partition_bytes`` of shuffled (compressed) data each, so a small input runs as one
     # task and a large one in tasks whose sorts and windows fit in memory.
     shuffle_partitions: int = Field(default=64, ge=1)
-    partition_bytes: str = "8m"
+    partition_bytes: str = Field(default="8m", pattern=r"(?i)^[0-9]+([kmgt]b?)?$")  # Spark's size form: 8m, 512k, 1g
     # auto: native Spark Delta when its extension is on the classpath, else delta-rs.
     delta_engine: Literal["auto", "spark", "delta-rs"] = "auto"
     conf: dict[str, str] = Field(default_factory=dict)

@@ -1,8 +1,15 @@
-"""The session build_session starts: the JVM options it gives the driver it launches."""
+"""The session build_session starts: the JVM options it gives the driver it launches, and how
+its shuffles are partitioned."""
 
 from __future__ import annotations
 
+import pytest
+from pydantic import ValidationError
+from pyspark.sql import Window
+from pyspark.sql import functions as F
+
 from jobs.spark import JIT_OPTIONS
+from schemas.config import SparkSettings
 
 
 def test_the_driver_jvm_compiles_generated_methods_of_any_size(spark):
@@ -14,11 +21,8 @@ def test_the_driver_jvm_compiles_generated_methods_of_any_size(spark):
 
 
 def test_a_small_cached_shuffle_is_coalesced_to_one_partition(spark):
-    # the replay caches its windowed state: Spark would keep every shuffle partition of a
-    # cached plan unless told it may coalesce them (spark.sql.optimizer.canChange...)
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
+    # the replay caches its windowed state: Spark keeps every shuffle partition of a cached
+    # plan unless spark.sql.optimizer.canChangeCachedPlanOutputPartitioning lets it merge them
     previous = spark.conf.get("spark.sql.shuffle.partitions")
     spark.conf.set("spark.sql.shuffle.partitions", "64")
     try:
@@ -31,3 +35,9 @@ def test_a_small_cached_shuffle_is_coalesced_to_one_partition(spark):
             ranked.unpersist()
     finally:
         spark.conf.set("spark.sql.shuffle.partitions", previous)
+
+
+def test_a_partition_size_spark_cannot_read_is_refused_when_settings_load():
+    assert SparkSettings(partition_bytes="16MB").partition_bytes == "16MB"
+    with pytest.raises(ValidationError, match="partition_bytes"):
+        SparkSettings(partition_bytes="8 MB")
