@@ -27,6 +27,11 @@ EMBEDDED_MASTER = "local[*]"
 JIT_OPTIONS = "-XX:-DontCompileHugeMethods"
 
 
+def _scratch_dir() -> str:
+    """Where the embedded session keeps its warehouse and Derby files."""
+    return os.environ.get("TMPDIR", "/tmp")
+
+
 class JavaMissingError(RuntimeError):
     """No usable Java runtime for Spark."""
 
@@ -73,7 +78,7 @@ def _embedded_conf(settings: SparkSettings) -> dict[str, str]:
         "spark.master": EMBEDDED_MASTER,
         "spark.driver.memory": settings.driver_memory,
         "spark.ui.enabled": "false",
-        "spark.sql.warehouse.dir": os.path.join(os.environ.get("TMPDIR", "/tmp"), "offsetlake-warehouse"),
+        "spark.sql.warehouse.dir": os.path.join(_scratch_dir(), "offsetlake-warehouse"),
     }
 
 
@@ -91,7 +96,7 @@ def build_session(settings: SparkSettings) -> SparkSession:
         # PySpark reads this variable, not the conf, when it starts the context.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         if not submitted.contains("spark.master"):  # the driver JVM, started here, is the executor
-            derby = "-Dderby.system.home=" + os.environ.get("TMPDIR", "/tmp")
+            derby = "-Dderby.system.home=" + _scratch_dir()
             conf["spark.driver.extraJavaOptions"] = f"{derby} {JIT_OPTIONS}"
     if settings.delta_engine == "spark":
         conf["spark.sql.extensions"] = DELTA_EXTENSION

@@ -155,7 +155,7 @@ def _typed_rows(rows: DataFrame) -> DataFrame:
     match = F.regexp_extract(text, TIME_TAIL, 0)
     tail = F.btrim(match, F.lit(WHITESPACE))
     head_cells = F.split(F.left(text, F.length(text) - F.length(match)), r"\s+")
-    cells = F.when(tail != "", F.concat(head_cells, F.array(tail))).otherwise(F.split(F.col("_text"), r"\s+"))
+    cells = F.when(tail != "", F.concat(head_cells, F.array(tail))).otherwise(head_cells)  # no time: the whole text
     is_progress = F.col("_header_kind_above") == "progress"
     command = F.coalesce(F.col("_command_line"), F.lit(""))
     group = F.coalesce(
