@@ -34,7 +34,7 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from pipelines.commit_events import MAX_QUEUE_ID, OFFSET_LIMIT, integer_in_range
+from pipelines.commit_events import MAX_QUEUE_ID, OFFSET_LIMIT, WHITESPACE, integer_in_range
 from pipelines.quarantine import Parsed, first_failure, split_valid, union_parsed
 from schemas.tables import QUEUE_OFFSETS
 
@@ -64,7 +64,6 @@ LAST_UPDATED = r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3}$"
 # (?<!\s): a match starts only where a run of spaces starts; without it, every space of
 # the wide padding between cells starts a match that fails, a cost quadratic in the run
 TIME_TAIL = r"(?<!\s)\s+(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:,\d{3})?)$"
-WHITESPACE = " \t\n\x0b\f\r"  # what \s matches
 NULL_CELLS = ("N/A", "NA", "")
 # Versions before N/A existed print lastTimestamp 0 as the epoch in the admin host's zone.
 EPOCH_ZERO = r"^(1970-01-01|1969-12-31) "

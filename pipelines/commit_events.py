@@ -49,6 +49,7 @@ JSON_OPTIONS = {"allowSingleQuotes": "false", "allowNonNumericNumbers": "false"}
 _INTEGER_TYPE = r"^(TINYINT|SMALLINT|INT|BIGINT|DECIMAL\(\d+,0\))$"
 PREPARSED = "_pre"  # true for a line the reader pre-parsed (see pipelines.commit_preparse)
 COMMITTED_AT_NUMBER = "_pre_committed_at_number"  # a pre-parsed committed_at was a JSON integer
+WHITESPACE = " \t\n\x0b\f\r"  # what a regular expression's \s matches
 
 
 def preparsed_field(field: str) -> str:
@@ -58,7 +59,7 @@ def preparsed_field(field: str) -> str:
 
 def is_blank(line: Column) -> Column:
     """True for an empty or whitespace-only line (null stays null)."""
-    return line.rlike(r"^\s*$")
+    return F.btrim(line, F.lit(WHITESPACE)) == ""
 
 
 def integer_in_range(value: Column, low: int, high_exclusive: int) -> Column:
@@ -91,14 +92,23 @@ def _preparsed_kind(field: str) -> Column:
     return F.when(text.isNull(), F.lit("null")).otherwise(present)
 
 
+def _unknown(key: Column, _value: Column) -> Column:
+    return ~key.isin(*KNOWN_FIELDS)
+
+
 def _with_fields(df: DataFrame) -> DataFrame:
-    """Add ``_strict``/``_json`` (the parsed line) and per known field ``_k_<f>`` (JSON kind),
-    ``_s_<f>`` (as text) and, for ``committed_at``, ``queue_id`` and ``offset``, ``_d_<f>`` (as an
-    integer); a byte-order mark opening the file is ignored.
+    """Add ``_strict``/``_json`` (the parsed line), ``extra_fields`` and per known field
+    ``_k_<f>`` (JSON kind), ``_s_<f>`` (as text) and, for ``committed_at``, ``queue_id`` and
+    ``offset``, ``_d_<f>`` (as an integer); a byte-order mark opening the file is ignored.
 
     A pre-parsed line gives its fields as they are; any other line is parsed once: a line
     the strict parse accepts has its object read from that parse; only lines it refuses are
     parsed again, leniently, to tell the reason apart.
+
+    Spark compiles a projection into the surrounding code only when none of its expressions
+    is interpreted; the lenient parse (``from_json`` to a map of variants) and the filter of
+    extra fields (a lambda) are, so both are computed in one projection: every other one
+    stays compiled, and rows are copied out of the compiled code once, not once per such step.
     """
     pre = F.col(PREPARSED) if PREPARSED in df.columns else F.lit(False)
     text = F.when(F.col("line_no") == 1, F.regexp_replace("line", "^\ufeff", "")).otherwise(F.col("line"))
@@ -109,11 +119,20 @@ def _with_fields(df: DataFrame) -> DataFrame:
         "_strict",
         F.when(~F.col("_pre"), F.try_parse_json(F.concat(F.lit("["), F.col("_text"), F.lit("]")))),
     )
-    out = out.withColumn(
-        "_json",
+    lenient = F.from_json(F.col("_text"), "map<string, variant>", JSON_OPTIONS)
+    parsed = (
         F.when(F.col("_pre"), F.lit(None))
         .when(strict.isNotNull(), F.try_variant_get(strict, "$[0]", "map<string, variant>"))
-        .otherwise(F.from_json(F.col("_text"), "map<string, variant>", JSON_OPTIONS)),
+        .otherwise(lenient)
+    )
+    out = out.withColumns(
+        {
+            "_json": parsed,
+            # the strict parse orders an object's names; extra fields keep the line's order
+            "extra_fields": F.when(
+                ~F.col("_pre") & (F.size(F.map_filter(parsed, _unknown)) > 0), F.to_json(F.map_filter(lenient, _unknown))
+            ),
+        }
     )
     for field in KNOWN_FIELDS:
         value = F.try_element_at(F.col("_json"), F.lit(field))
@@ -189,11 +208,7 @@ def parse_commit_events(lines: DataFrame) -> Parsed:
     as non-records (see the module docstring).
     """
     records = lines.where(F.col("read_error").isNotNull() | ~F.coalesce(is_blank(F.col("line")), F.lit(False)))
-    fields = _with_fields(records)
-    unknown = lambda key, _: ~key.isin(*KNOWN_FIELDS)  # noqa: E731
-    # the strict parse orders an object's names; extra fields keep the line's order
-    extra = F.map_filter(F.from_json(F.col("_text"), "map<string, variant>", JSON_OPTIONS), unknown)
-    typed = fields.withColumns(
+    typed = _with_fields(records).withColumns(
         {
             "committed_at": _committed_at(F.col("_k_committed_at"), F.col("_s_committed_at"), F.col("_d_committed_at")),
             "broker": F.col("_s_broker"),
@@ -207,7 +222,6 @@ def parse_commit_events(lines: DataFrame) -> Parsed:
             "evidence": F.lit("commit_log"),
             "commit_path": F.col("_s_path"),
             "reported_store_offset": F.lit(None).cast("long"),
-            "extra_fields": F.when(F.size(F.map_filter(F.col("_json"), unknown)) > 0, F.to_json(extra)),
         }
     ).withColumn("key_kind", key_kind(F.col("topic"), F.col("consumer_group")))
     return split_valid(typed, _reason(), F.col("line"), COMMIT_COLUMNS)

@@ -87,14 +87,16 @@ def test_landed_schema_types(spark, as_read):
 
 
 def test_blank_lines_are_not_records_and_read_errors_are(spark, as_read):
-    lines = ["", "   ", "\t", event(committed_at=0), (None, "invalid UTF-8"), "oops"]
+    # blank is what a regular expression's \s matches: a no-break space is not blank
+    lines = ["", "   ", "\t", " \x0b\f\r", event(committed_at=0), (None, "invalid UTF-8"), "oops", "\u00a0"]
     parsed = parse_commit_events(as_read(lines_frame(spark, lines, source_file="x.jsonl")))
 
-    assert rows_of(parsed.landed, "line_no", "committed_at") == [(4, datetime(1970, 1, 1))]
+    assert rows_of(parsed.landed, "line_no", "committed_at") == [(5, datetime(1970, 1, 1))]
     assert rows_of(parsed.rejected, "source_file", "line_no", "reason", "raw", "cluster", "_file_hash") == sorted_rows(
         [
-            ("x.jsonl", 5, "invalid UTF-8", None, "c1", "h-x.jsonl"),
-            ("x.jsonl", 6, "not valid JSON", "oops", "c1", "h-x.jsonl"),
+            ("x.jsonl", 6, "invalid UTF-8", None, "c1", "h-x.jsonl"),
+            ("x.jsonl", 7, "not valid JSON", "oops", "c1", "h-x.jsonl"),
+            ("x.jsonl", 8, "not valid JSON", "\u00a0", "c1", "h-x.jsonl"),
         ]
     )
 
