@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
@@ -120,31 +121,43 @@ def _decode(raw: pa.Array) -> tuple[pa.Array, pa.Array]:
 
 def _batch(meta: dict, first_line: int, lines: pa.Array, errors: pa.Array) -> pa.RecordBatch:
     n = len(lines)
-    constant = {k: pa.array([meta[k]] * n, type=pa.string()) for k in ("source_file", "cluster", "broker", "source_timezone", "_file_hash")}
+
+    def constant(key: str) -> pa.Array:  # the file's value on each of its lines
+        return pa.repeat(pa.scalar(meta[key], LINES_ARROW_SCHEMA.field(key).type), n)
+
     return pa.RecordBatch.from_arrays(
         [
-            constant["source_file"],
-            pa.array(range(first_line, first_line + n), pa.int64()),
+            constant("source_file"),
+            pa.array(np.arange(first_line, first_line + n, dtype=np.int64)),
             lines,
             errors,
-            constant["cluster"],
-            constant["broker"],
-            pa.array([meta["event_at"]] * n, type=pa.timestamp("us", tz="UTC")),
-            constant["source_timezone"],
-            constant["_file_hash"],
+            constant("cluster"),
+            constant("broker"),
+            constant("event_at"),
+            constant("source_timezone"),
+            constant("_file_hash"),
         ],
         schema=LINES_ARROW_SCHEMA,
     )
+
+
+def _split_lines(chunk: bytes) -> pa.Array:
+    """The lines of ``chunk`` (which ends in a newline), without their ``\\n`` or ``\\r\\n``."""
+    ends = np.flatnonzero(np.frombuffer(chunk, np.uint8) == ord("\n"))
+    offsets = np.empty(len(ends) + 1, np.int64)
+    offsets[0], offsets[1:] = 0, ends + 1
+    with_newline = pa.LargeBinaryArray.from_buffers(pa.large_binary(), len(ends), [None, pa.py_buffer(offsets), pa.py_buffer(chunk)])
+    raw = pc.binary_slice(with_newline, 0, -1)
+    if b"\r" in chunk:
+        raw = pc.replace_substring_regex(raw, pattern="\r$", replacement="")
+    return raw.cast(pa.binary())
 
 
 def _read_file(meta: dict) -> Iterator[pa.RecordBatch]:
     next_line = 1
     try:
         for chunk in _chunks(meta["path"]):
-            raw = pc.split_pattern(pa.array([chunk], pa.large_binary()), pattern=b"\n").flatten()
-            raw = raw.slice(0, len(raw) - 1)  # the chunk ends in "\n": drop the empty tail
-            raw = pc.replace_substring_regex(raw, pattern="\r$", replacement="")
-            lines, errors = _decode(raw.cast(pa.binary()))
+            lines, errors = _decode(_split_lines(chunk))
             yield _batch(meta, next_line, lines, errors)
             next_line += len(lines)
     except (gzip.BadGzipFile, EOFError, zlib.error) as error:
