@@ -2,10 +2,11 @@
 
 Spark's text source cannot say which line of its file a row was, and fails a whole job
 on one corrupt ``.gz``. So text files are read by a vectorised Arrow function
-(``mapInArrow``) on the executors: each file is split into lines with Arrow compute, its
-lines numbered from 1, a trailing ``\\r`` removed (CRLF logs), and every failure becomes
-a row with ``read_error`` instead of an exception: a corrupt gzip stream (lines before
-the damage are kept), a line that is not valid UTF-8, a file that vanished.
+(``mapInArrow``) on the executors: each file is split into lines at its newline offsets
+(numpy finds them, Arrow slices the lines out of the file's bytes), its lines numbered
+from 1, a trailing ``\\r`` removed (CRLF logs), and every failure becomes a row with
+``read_error`` instead of an exception: a corrupt gzip stream (lines before the damage
+are kept), a line that is not valid UTF-8, a file that vanished.
 
 A source may add columns computed from each batch of lines in the same pass
 (:class:`LineColumns`, e.g. commit events' vectorised pre-parse).
