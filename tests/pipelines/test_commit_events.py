@@ -7,6 +7,7 @@ pre-parsed (``pipelines.commit_preparse``); both must give the same rows.
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime
 
 import pytest
@@ -171,3 +172,14 @@ def test_pre_parsed_lines_give_the_rows_the_strict_path_gives(spark):
     assert rows_of(fast.landed, *COMMIT_COLUMNS, "extra_fields") == rows_of(strict.landed, *COMMIT_COLUMNS, "extra_fields")
     assert rows_of(fast.rejected, "source_file", "line_no", "reason", "raw") == rows_of(strict.rejected, "source_file", "line_no", "reason", "raw")
     assert len(rows_of(strict.rejected, "line_no")) >= len(NOT_PLAIN) * 2  # the corpus is mostly refusals
+
+
+def test_the_parse_leaves_compiled_code_at_one_step(spark, as_read, capsys):
+    # Spark compiles a projection into its generated code only when no expression in it is
+    # interpreted; each projection left out copies every row out of the compiled code.
+    parsed = parse_commit_events(as_read(lines_frame(spark, [event(committed_at=0)])))
+    parsed.tagged.explain()
+    plan = capsys.readouterr().out
+    interpreted = [line for line in plan.splitlines() if re.match(r"^[ +\-:]*Project \[", line)]
+    compiled = [line for line in plan.splitlines() if re.match(r"^[ +\-:]*\*\(\d+\) Project \[", line)]
+    assert compiled and len(interpreted) == 1, plan
