@@ -39,6 +39,12 @@ def test_crlf_line_ends_are_removed(spark, tmp_path):
     assert lines_of(spark, path) == [("client.log", 1, "first", None), ("client.log", 2, "second", None)]
 
 
+def test_only_the_carriage_return_ending_a_line_is_removed(spark, tmp_path):
+    path = tmp_path / "mixed.log"
+    path.write_bytes(b"a\rb\n\r\nc\r\r\n\rd\ne")
+    assert [line for _, _, line, _ in lines_of(spark, path)] == ["a\rb", "", "c\r", "\rd", "e"]
+
+
 def test_gzip_is_read_by_content_not_name(spark, tmp_path):
     path = tmp_path / "broker.log.1"
     path.write_bytes(gzip.compress(b"x\ny\n"))
