@@ -34,7 +34,7 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from pipelines.commit_events import MAX_QUEUE_ID, OFFSET_LIMIT, WHITESPACE, integer_in_range
+from pipelines.commit_events import MAX_QUEUE_ID, OFFSET_LIMIT, WHITESPACE, integer_in_range, is_blank
 from pipelines.quarantine import Parsed, first_failure, split_valid, union_parsed
 from schemas.tables import QUEUE_OFFSETS
 
@@ -74,7 +74,7 @@ def _classify(lines: DataFrame) -> DataFrame:
     return lines.withColumns(
         {
             "_text": text,
-            "_is_blank": F.coalesce(text == "", F.lit(False)),
+            "_is_blank": F.coalesce(is_blank(F.col("line")), F.lit(False)),
             "_header_kind": F.when(text.rlike(PROGRESS_HEADER), F.lit("progress"))
             .when(text.rlike(STATUS_HEADER), F.lit("status"))
             .when(text.rlike(SUMMARY_HEADER), F.lit("summary")),
