@@ -116,10 +116,14 @@ def run_replay(lake: Lake, settings: Settings, requested_from: datetime | None, 
         _seed(lake, start),
         broadcast_logged=logged <= settings.replay.broadcast_logged_commits,
     )
-    # four tables derive from the replayed state: compute it once (Spark substitutes the
-    # cached rows wherever the state's plan recurs in theirs)
-    result.state.persist(StorageLevel.MEMORY_AND_DISK)
+    # four tables derive from the replayed state and its id dictionaries: compute them once
+    # (Spark substitutes the cached rows wherever their plans recur in the tables')
+    for frame in result.shared:
+        frame.persist(StorageLevel.MEMORY_AND_DISK)
     try:
+        # the small dictionaries first: otherwise the first table's query, which both encodes
+        # and decodes, computes each of them twice at once
+        result.ids.queues.count(), result.ids.files.count()
         lake.replace_range(OFFSET_COMMITS_REPLAYED, result.commits, start, end)
         lake.replace_range(STORED_OFFSET_TIMELINE, result.timeline, start, end)
         resets = lake.read(OFFSET_RESETS, start=start - timedelta(seconds=LOOKBACK_SECONDS), end=end + timedelta(seconds=SLACK_SECONDS + 1))
@@ -127,7 +131,8 @@ def run_replay(lake: Lake, settings: Settings, requested_from: datetime | None, 
         # the new checkpoint supersedes any taken inside the replayed interval
         lake.replace_range(REPLAY_CHECKPOINTS, result.checkpoint.withColumn("as_of", F.lit(end)), start + _TICK, end + _TICK)
     finally:
-        result.state.unpersist()
+        for frame in result.shared:
+            frame.unpersist()
     _prune_checkpoints(lake, settings.replay.checkpoints_kept)
     _record(lake, run_id, window)
     return window

@@ -32,6 +32,12 @@ QUEUE_KEY = ("cluster", "broker", "topic", "consumer_group", "queue_id")
 # Replay order within a queue; every column is non-null, so the order is total (a seed row,
 # whose event_at is null, comes before all: see _seed_events).
 ORDERING = ("event_at", "event_rank", "source_file", "line_rank")
+# The replay's rows carry the queue key and the landed file as integers (see EventIds):
+# QUEUE_ID numbers the queue, FILE_ID the (source_file, _file_hash) pair in their sort order,
+# so REPLAY_ORDER is ORDERING (two versions of one path, same instant and line, go in hash order).
+QUEUE_ID, FILE_ID = "_queue", "_file"
+FILE_KEY = ("source_file", "_file_hash")
+REPLAY_ORDER = ("event_at", "event_rank", FILE_ID, "line_rank")
 SEED_RANK, SNAPSHOT_RANK, COMMIT_RANK = -1, 0, 1
 # The checkpoint state a replay continues from, carried on one leading row per queue.
 SEED_STATE = (
@@ -54,11 +60,18 @@ class ReplayResult:
     timeline: DataFrame  # silver/stored_offset_timeline
     regressions: DataFrame  # silver/offset_regressions
     checkpoint: DataFrame  # silver/replay_checkpoints (without as_of)
-    state: DataFrame  # every replayed event with both semantics' state: the four derive from it
+    state: DataFrame  # every replayed event with both semantics' state, queue and file as ids: the four derive from it
+    ids: "EventIds"  # the dictionaries of those ids, which the four read too
+
+    @property
+    def shared(self) -> tuple[DataFrame, ...]:
+        """What more than one of the four tables reads: worth computing once and caching (in
+        this order: a cached plan reads only what was cached before it)."""
+        return (self.ids.queues, self.ids.files, self.state)
 
 
 def _ordered(frame_start: int | None, frame_end: int):
-    window = Window.partitionBy(*QUEUE_KEY).orderBy(*ORDERING)
+    window = Window.partitionBy(QUEUE_ID).orderBy(*REPLAY_ORDER)
     return window.rowsBetween(Window.unboundedPreceding if frame_start is None else frame_start, frame_end)
 
 
@@ -143,6 +156,55 @@ def build_events(commits: DataFrame, snapshots: DataFrame, broadcast_logged: boo
     return commit_events.unionByName(snapshot_events)
 
 
+def _numbered(values: DataFrame, name: str) -> DataFrame:
+    """The distinct rows of ``values`` numbered 0, 1, ... in their sort order, as ``name``.
+
+    A dictionary of queues or landed files, not of events: it is sorted in one partition
+    (distinct rows sorted by all their columns, so the numbering is the same every time).
+    """
+    return values.distinct().coalesce(1).sortWithinPartitions(*values.columns).withColumn(name, F.monotonically_increasing_id())
+
+
+@dataclass(frozen=True)
+class EventIds:
+    """Integer stand-ins for the text that names a queue and a landed file.
+
+    The replay shuffles, sorts and buffers every event of a queue three times over; with the
+    queue key (four strings and an int) and the file (a path of ~100 bytes, a 64-byte hash) as
+    two integers, each row is some 200 bytes narrower and rows compare as numbers. Both
+    dictionaries are small (queues, files) and join by broadcast: no shuffle of the events.
+    """
+
+    queues: DataFrame  # QUEUE_KEY, QUEUE_ID
+    files: DataFrame  # FILE_KEY, FILE_ID
+
+    @classmethod
+    def of(cls, commits: DataFrame, snapshots: DataFrame) -> "EventIds":
+        """Number every queue and file of the interval's bronze commits and snapshots."""
+        queues = commits.select(*QUEUE_KEY).unionByName(snapshots.select(*QUEUE_KEY))
+        # snapshot events carry no file hash (build_events): their files are numbered by path
+        files = commits.select(*FILE_KEY).unionByName(snapshots.select("source_file", F.lit(None).cast("string").alias("_file_hash")))
+        return cls(_numbered(queues, QUEUE_ID), _numbered(files, FILE_ID))
+
+    def encode(self, rows: DataFrame, *, files: bool = True) -> DataFrame:
+        """``rows`` with QUEUE_ID (and FILE_ID) in place of the text they stand for."""
+        coded = _joined(rows, self.queues, QUEUE_KEY)
+        return _joined(coded, self.files, FILE_KEY) if files else coded
+
+    def decode(self, rows: DataFrame) -> DataFrame:
+        """``rows`` with the queue key and the file's text back, beside their ids."""
+        return rows.join(F.broadcast(self.queues), on=QUEUE_ID).join(F.broadcast(self.files), on=FILE_ID)
+
+
+def _joined(rows: DataFrame, dictionary: DataFrame, key: tuple[str, ...]) -> DataFrame:
+    """``rows`` with ``dictionary``'s id in place of ``key`` (null-safe: a null is a value too)."""
+    d = F.broadcast(dictionary).alias("d")
+    match = [F.col(f"r.{k}").eqNullSafe(F.col(f"d.{k}")) for k in key]
+    kept = [F.col(f"r.{c}") for c in rows.columns if c not in key]
+    ids = [F.col(f"d.{c}") for c in dictionary.columns if c not in key]
+    return rows.alias("r").join(d, on=match).select(*ids, *kept)
+
+
 def _seed_events(seed: DataFrame) -> DataFrame:
     """One leading row per checkpointed queue: the checkpoint's state, no offset of its own
     (the event columns it lacks are null in the union with the events).
@@ -151,11 +213,11 @@ def _seed_events(seed: DataFrame) -> DataFrame:
     the replay's windows read the seed from the queue's first row: no join, one sort.
     """
     return seed.select(
-        *QUEUE_KEY,
+        QUEUE_ID,
         "key_kind",
         F.lit(None).cast("timestamp").alias("event_at"),
         F.lit(SEED_RANK).alias("event_rank"),
-        F.lit("").alias("source_file"),
+        F.lit(-1).cast("long").alias(FILE_ID),
         F.lit(0).cast("long").alias("line_rank"),
         *SEED_STATE,
     )
@@ -164,8 +226,9 @@ def _seed_events(seed: DataFrame) -> DataFrame:
 def with_replayed_state(events: DataFrame, seed: DataFrame) -> DataFrame:
     """Add both semantics' state to every event, continuing from ``seed``.
 
-    Needs ``build_events`` rows and checkpoint rows (``seed``, may be empty); the seed joins
-    each queue's events as its leading row and leaves before the result. Adds
+    Needs ``build_events`` rows and checkpoint rows (``seed``, may be empty), both with their
+    queue and file as ids (:meth:`EventIds.encode`); the seed joins each queue's events as its
+    leading row and leaves before the result. Adds
     stored_offset_before, stored_before_source, stored_offset, previous_stored_offset,
     client_offset_after, is_regression, previous_snapshot_offset, commit_regressions_between.
     """

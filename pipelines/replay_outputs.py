@@ -5,7 +5,16 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from pipelines.replay import ORDERING, QUEUE_KEY, ReplayResult, build_events, observation_seq, with_replayed_state
+from pipelines.replay import (
+    QUEUE_ID,
+    QUEUE_KEY,
+    REPLAY_ORDER,
+    EventIds,
+    ReplayResult,
+    build_events,
+    observation_seq,
+    with_replayed_state,
+)
 
 
 def _is_commit() -> Column:
@@ -62,50 +71,42 @@ def stored_offset_timeline(state: DataFrame) -> DataFrame:
 
 def regressions(state: DataFrame) -> DataFrame:
     """silver/offset_regressions: commits below the stored offset, and snapshot pairs whose
-    offset went down with no commit regression between them to explain it."""
-    by_commit = state.where(F.col("is_regression")).select(
-        *QUEUE_KEY,
-        F.col("event_at").alias("detected_at"),
-        F.col("commit_offset").alias("offset"),
-        F.col("stored_offset_before").alias("stored_offset"),
-        F.lit("commit").alias("evidence"),
-        "client_host",
-        F.col("evidence").alias("commit_evidence"),
-        "commit_path",
-        "key_kind",
-        _seq().alias("observation_seq"),
-        "source_file",
-    )
-    by_snapshots = state.where(
-        ~_is_commit()
-        & (F.col("snapshot_offset") < F.col("previous_snapshot_offset"))
-        & (F.col("commit_regressions_between") == 0)
-    ).select(
-        *QUEUE_KEY,
-        F.col("event_at").alias("detected_at"),
-        F.col("snapshot_offset").alias("offset"),
-        F.col("previous_snapshot_offset").alias("stored_offset"),
-        F.lit("snapshot_pair").alias("evidence"),
-        F.lit(None).cast("string").alias("client_host"),
-        F.lit(None).cast("string").alias("commit_evidence"),
-        F.lit(None).cast("string").alias("commit_path"),
-        "key_kind",
-        _seq().alias("observation_seq"),
-        "source_file",
+    offset went down with no commit regression between them to explain it.
+
+    Both kinds come from one scan of the state (a union of two filters would read it twice);
+    a snapshot event has no client, commit evidence or path, so those are null on its rows.
+    """
+    by_commit = F.col("is_regression")
+    by_snapshots = (
+        ~_is_commit() & (F.col("snapshot_offset") < F.col("previous_snapshot_offset")) & (F.col("commit_regressions_between") == 0)
     )
     return (
-        by_commit.unionByName(by_snapshots)
+        state.where(by_commit | by_snapshots)
+        .select(
+            *QUEUE_KEY,
+            F.col("event_at").alias("detected_at"),
+            F.when(by_commit, F.col("commit_offset")).otherwise(F.col("snapshot_offset")).alias("offset"),
+            F.when(by_commit, F.col("stored_offset_before")).otherwise(F.col("previous_snapshot_offset")).alias("stored_offset"),
+            F.when(by_commit, F.lit("commit")).otherwise(F.lit("snapshot_pair")).alias("evidence"),
+            "client_host",
+            F.col("evidence").alias("commit_evidence"),
+            "commit_path",
+            "key_kind",
+            _seq().alias("observation_seq"),
+            "source_file",
+        )
         .withColumn("regression_size", F.col("stored_offset") - F.col("offset"))
         .withColumn("detected_date", F.to_date("detected_at"))
     )
 
 
-def next_checkpoint(state: DataFrame, seed: DataFrame) -> DataFrame:
-    """Replay state per queue at the interval's end: the seed, moved on by the interval."""
-    order = F.struct(*ORDERING)
+def next_checkpoint(state: DataFrame, seed: DataFrame, queues: DataFrame) -> DataFrame:
+    """Replay state per queue at the interval's end: the seed, moved on by the interval
+    (``queues``: the queue key of each QUEUE_ID, see :class:`pipelines.replay.EventIds`)."""
+    order = F.struct(*REPLAY_ORDER)
     last_of = lambda column: F.max_by(column, F.when(F.col(column).isNotNull(), order))  # noqa: E731
     is_snapshot = ~_is_commit()
-    moved = state.groupBy(*QUEUE_KEY).agg(
+    by_id = state.groupBy(QUEUE_ID).agg(
         F.max_by("key_kind", order).alias("w_key_kind"),
         last_of("commit_offset").alias("w_last_commit_offset"),
         F.max("client_offset_after").alias("w_hwm"),
@@ -115,6 +116,7 @@ def next_checkpoint(state: DataFrame, seed: DataFrame) -> DataFrame:
         F.max("event_at").alias("w_last_stored_at"),
         F.max_by("stored_offset", order).alias("w_last_stored_offset"),
     )
+    moved = by_id.join(F.broadcast(queues), on=QUEUE_ID).drop(QUEUE_ID)
     joined = seed.join(moved, on=list(QUEUE_KEY), how="full_outer")
     return joined.select(
         *QUEUE_KEY,
@@ -134,16 +136,20 @@ def next_checkpoint(state: DataFrame, seed: DataFrame) -> DataFrame:
 def replay(commits: DataFrame, snapshots: DataFrame, seed: DataFrame, broadcast_logged: bool = False) -> ReplayResult:
     """Replay one interval's bronze commits and snapshots, continuing from ``seed``
     (``broadcast_logged``: see :func:`pipelines.replay.without_corroborating_logs`)."""
-    state = with_replayed_state(build_events(commits, snapshots, broadcast_logged), seed)
-    state = state.withColumn(
+    ids = EventIds.of(commits, snapshots)
+    events = ids.encode(build_events(commits, snapshots, broadcast_logged))
+    state = with_replayed_state(events, ids.encode(seed, files=False)).withColumn(
         # commit regressions since the latest snapshot, as of this event (carried in the checkpoint)
         "commit_regressions_after",
         F.when(_is_commit(), F.col("commit_regressions_between")).otherwise(F.lit(0)),
     )
+    # the state keeps its ids (narrower to cache); the tables get the text back
+    decoded = ids.decode(state)
     return ReplayResult(
-        commits=replayed_commits(state),
-        timeline=stored_offset_timeline(state),
-        regressions=regressions(state),
-        checkpoint=next_checkpoint(state, seed),
+        commits=replayed_commits(decoded),
+        timeline=stored_offset_timeline(decoded),
+        regressions=regressions(decoded),
+        checkpoint=next_checkpoint(state, seed, ids.queues),
         state=state,
+        ids=ids,
     )

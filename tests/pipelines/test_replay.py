@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 from pyspark.sql import functions as F
 
+from pipelines.replay import FILE_KEY, QUEUE_KEY, EventIds, build_events
 from pipelines.replay_outputs import replay
 from tests.pipelines.replay_helpers import at, commit, empty_seed, frames, rows, snapshot
 
@@ -187,3 +189,36 @@ def test_both_corroboration_joins_drop_the_same_log_lines(spark):
     assert 199 < len(kept) < len(commits)  # some log lines were corroborated, some were not
     plan = broadcast.commits._jdf.queryExecution().executedPlan().toString()
     assert "SortMergeJoin" not in plan and "BroadcastHashJoin" in plan
+
+
+def test_queues_and_files_are_numbered_in_their_sort_order(spark):
+    c, s = frames(
+        spark,
+        [commit(1, 5, 1, file="b.jsonl", group="g2"), commit(2, 6, 2, file="a.jsonl"), commit(3, 7, 3, file="b.jsonl", queue=1)],
+        [snapshot(0, 4), snapshot(0, 4, queue=1)],
+    )
+    ids = EventIds.of(c, s)
+    assert rows(ids.files, "_file", *FILE_KEY) == [
+        (0, "a.jsonl", "h-a.jsonl"),
+        (1, "b.jsonl", "h-b.jsonl"),
+        (2, "snap/0/consumerOffset.json", None),  # snapshot events carry no file hash
+    ]
+    assert rows(ids.queues, "_queue", "consumer_group", "queue_id") == [(0, "g", 0), (1, "g", 1), (2, "g2", 0)]
+    events = build_events(c, s)
+    encoded = ids.encode(events)
+    assert not set(encoded.columns) & {*QUEUE_KEY, *FILE_KEY}
+    assert rows(ids.decode(encoded), *events.columns) == rows(events, *events.columns)
+
+
+def test_the_replay_sorts_and_partitions_events_by_numbers_not_text(spark, capsys):
+    # the queue key and file as text made each row of the replay's sort and windows over
+    # twice as wide, and every comparison within a queue compared four equal strings
+    result = run(spark, [commit(10, 120, 1), commit(20, 90, 2)], [snapshot(0, 100)])
+    result.state.explain()
+    plan = capsys.readouterr().out
+    assert re.search(r"Exchange hashpartitioning\(_queue#\d+L, \d+\)", plan), plan
+    sorts = re.findall(r"Sort \[([^]]*)\], false", plan)
+    replay_sort = [keys for keys in sorts if keys.startswith("_queue#")]
+    assert [re.sub(r"#\d+L?", "", k.split(" ")[0]) for k in replay_sort[0].split(", ")] == [
+        "_queue", "event_at", "event_rank", "_file", "line_rank"
+    ], plan
