@@ -211,8 +211,8 @@ def test_queues_and_files_are_numbered_in_their_sort_order(spark):
 
 
 def test_the_replay_sorts_and_partitions_events_by_numbers_not_text(spark, capsys):
-    # the queue key and file as text made each row of the replay's sort and windows over
-    # twice as wide, and every comparison within a queue compared four equal strings
+    # the queue key and file as text made each row of the replay's sort and windows some
+    # 200 bytes wider, and every comparison within a queue compared four equal strings
     result = run(spark, [commit(10, 120, 1), commit(20, 90, 2)], [snapshot(0, 100)])
     result.state.explain()
     plan = capsys.readouterr().out
