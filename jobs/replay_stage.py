@@ -121,10 +121,6 @@ def run_replay(lake: Lake, settings: Settings, requested_from: datetime | None, 
     for frame in result.shared:
         frame.persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        # the small dictionaries first: otherwise the first table's query, which both encodes
-        # and decodes, computes each of them twice at once
-        for dictionary in (result.ids.queues, result.ids.files):
-            dictionary.count()
         lake.replace_range(OFFSET_COMMITS_REPLAYED, result.commits, start, end)
         lake.replace_range(STORED_OFFSET_TIMELINE, result.timeline, start, end)
         resets = lake.read(OFFSET_RESETS, start=start - timedelta(seconds=LOOKBACK_SECONDS), end=end + timedelta(seconds=SLACK_SECONDS + 1))

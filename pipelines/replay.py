@@ -1,8 +1,8 @@
 """Replay RocketMQ's two commit semantics over the evidence of one interval.
 
 Per queue (cluster, broker, topic, consumer_group, queue_id), events are ordered by
-``ORDERING``: time, then snapshots before commits at the same instant (a snapshot "at or
-before" a commit), then the landed file and line. Replay starts from the state a
+``REPLAY_ORDER``: time, then snapshots before commits at the same instant (a snapshot "at or
+before" a commit), then the landed file (path, then content hash) and line. Replay starts from the state a
 checkpoint holds at the interval's start, so two consecutive runs give exactly the rows
 one run over both intervals gives.
 
@@ -29,14 +29,13 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 QUEUE_KEY = ("cluster", "broker", "topic", "consumer_group", "queue_id")
-# Replay order within a queue; every column is non-null, so the order is total (a seed row,
-# whose event_at is null, comes before all: see _seed_events).
-ORDERING = ("event_at", "event_rank", "source_file", "line_rank")
 # The replay's rows carry the queue key and the landed file as integers (see EventIds):
-# QUEUE_ID numbers the queue, FILE_ID the (source_file, _file_hash) pair in their sort order,
-# so REPLAY_ORDER is ORDERING (two versions of one path, same instant and line, go in hash order).
+# QUEUE_ID numbers the queue, FILE_ID the (source_file, _file_hash) pair in their sort order.
 QUEUE_ID, FILE_ID = "_queue", "_file"
 FILE_KEY = ("source_file", "_file_hash")
+# Replay order within a queue: ordering by FILE_ID is ordering by path, then hash (two versions
+# of one path, same instant and line). Every column is non-null, so the order is total (a seed
+# row, whose event_at is null, comes before all: see _seed_events).
 REPLAY_ORDER = ("event_at", "event_rank", FILE_ID, "line_rank")
 SEED_RANK, SNAPSHOT_RANK, COMMIT_RANK = -1, 0, 1
 # The checkpoint state a replay continues from, carried on one leading row per queue.
@@ -226,9 +225,9 @@ def _seed_events(seed: DataFrame) -> DataFrame:
 def with_replayed_state(events: DataFrame, seed: DataFrame) -> DataFrame:
     """Add both semantics' state to every event, continuing from ``seed``.
 
-    Needs ``build_events`` rows and checkpoint rows (``seed``, may be empty), both with their
-    queue and file as ids (:meth:`EventIds.encode`); the seed joins each queue's events as its
-    leading row and leaves before the result. Adds
+    Needs ``build_events`` rows with their queue and file as ids, and checkpoint rows
+    (``seed``, may be empty) with their queue as an id (:meth:`EventIds.encode`); the seed joins
+    each queue's events as its leading row and leaves before the result. Adds
     stored_offset_before, stored_before_source, stored_offset, previous_stored_offset,
     client_offset_after, is_regression, previous_snapshot_offset, commit_regressions_between.
     """

@@ -302,7 +302,7 @@ STORED_OFFSET_TIMELINE = TableSpec(
         ("consumer_group", S, False),
         ("queue_id", I, False),
         ("observed_at", T, False),
-        # position among observations at the same instant (see pipelines.replay.ORDERING)
+        # position among observations at the same instant (see pipelines.replay.REPLAY_ORDER)
         ("observation_seq", S, False),
         # commit | snapshot
         ("observation", S, False),
