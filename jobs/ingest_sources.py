@@ -147,7 +147,8 @@ def parse_sources(spark: SparkSession, settings: Settings, files: list[LandedFil
         elif kind == "client_logs":
             collector.add(OFFSET_COMMITS, parse_client_log(lines), kind)
         else:
-            collector.add(QUEUE_OFFSETS, parse_admin_progress(lines), kind)
+            # table rows and file-level rejections are two parts: read the many small files once
+            collector.add(QUEUE_OFFSETS, parse_admin_progress(collector.keep(lines)), kind)
     return _finish(spark, collector)
 
 

@@ -57,9 +57,15 @@ def preparsed_field(field: str) -> str:
     return f"_pre_{field}"
 
 
-def is_blank(line: Column) -> Column:
-    """True for an empty or whitespace-only line (null stays null)."""
-    return F.btrim(line, F.lit(WHITESPACE)) == ""
+def is_blank(text: Column) -> Column:
+    """True for an empty or whitespace-only text (null stays null).
+
+    Only a text whose first character is whitespace is trimmed: Spark's trim of a set of
+    characters walks the whole text (and allocates two arrays as long as it) even when its
+    last character is not one of them.
+    """
+    starts_blank = F.substring(text, 1, 1).isin(*WHITESPACE)
+    return (text == "") | (starts_blank & (F.btrim(text, F.lit(WHITESPACE)) == ""))
 
 
 def integer_in_range(value: Column, low: int, high_exclusive: int) -> Column:

@@ -11,9 +11,10 @@ import re
 from datetime import datetime
 
 import pytest
+from pyspark.sql import functions as F
 
 from jobs.readers import LineColumns
-from pipelines.commit_events import COMMIT_COLUMNS, PREPARSED, parse_commit_events
+from pipelines.commit_events import COMMIT_COLUMNS, PREPARSED, is_blank, parse_commit_events
 from pipelines.commit_preparse import PREPARSED_SCHEMA, preparse
 from schemas.tables import OFFSET_COMMITS
 from tests.pipelines.lines_helper import (
@@ -100,6 +101,13 @@ def test_blank_lines_are_not_records_and_read_errors_are(spark, as_read):
             ("x.jsonl", 8, "not valid JSON", "\u00a0", "c1", "h-x.jsonl"),
         ]
     )
+
+
+def test_blank_is_whitespace_throughout_wherever_the_text_starts(spark):
+    texts = ["", " ", " \t\n\x0b\f\r", "a", " a", "a ", "\ta\t", "\u00a0", " \u00a0", None]
+    frame = spark.createDataFrame([(i, t) for i, t in enumerate(texts)], "i int, t string")
+    got = {r.i: r.blank for r in frame.select("i", is_blank(F.col("t")).alias("blank")).collect()}
+    assert [got[i] for i in range(len(texts))] == [True, True, True, False, False, False, False, False, False, None]
 
 
 def test_first_failing_check_gives_the_reason(spark, as_read):
