@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
+from pyspark import StorageLevel
 from pyspark.sql import functions as F
 
 from jobs.lake import Lake
@@ -73,8 +74,13 @@ def build_marts(lake: Lake, settings: Settings, run_id: str) -> ReplayWindow:
     observations = broker_offset_observations(lake.read(QUEUE_OFFSETS, start=start, end=end), known)
 
     staging = lake.staging()
-    lag = consumer_lag(observations, timeline, seed)
-    staging.overwrite(CONSUMER_LAG, lag)
+    # the lag reads the observations twice, and each read would scan the timeline again for
+    # the known queues: compute them once (they are few: a row per queue and observation)
+    observations.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        staging.overwrite(CONSUMER_LAG, consumer_lag(observations, timeline, seed))
+    finally:
+        observations.unpersist()
     staging.overwrite(CONSUMER_LAG_BY_GROUP, consumer_lag_by_group(staging.read(CONSUMER_LAG)))
     throughput_from, _ = ranges[CONSUME_THROUGHPUT.name]
     staging.overwrite(
