@@ -16,6 +16,9 @@ either lands or is rejected with the first reason that applies: the reader's
 Lines of the plain shape may arrive pre-parsed by the reader
 (:mod:`pipelines.commit_preparse`: ``PREPARSED`` true and each field's text); their
 fields go through the same checks, and are read exactly as the strict parse reads them.
+The reader also marks the pre-parsed lines that pass every check by its stricter rules
+(``CHECKED``, with their typed time, queue and offset): those land as they are, unchecked
+here.
 
 A line must be exactly one strict JSON value (RFC 8259: no trailing content, no
 single quotes or NaN, no duplicate names at any depth). Fields are read with
@@ -49,12 +52,18 @@ JSON_OPTIONS = {"allowSingleQuotes": "false", "allowNonNumericNumbers": "false"}
 _INTEGER_TYPE = r"^(TINYINT|SMALLINT|INT|BIGINT|DECIMAL\(\d+,0\))$"
 PREPARSED = "_pre"  # true for a line the reader pre-parsed (see pipelines.commit_preparse)
 COMMITTED_AT_NUMBER = "_pre_committed_at_number"  # a pre-parsed committed_at was a JSON integer
+CHECKED = "_pre_checked"  # a pre-parsed line that passed every check there: it lands with its typed values
 WHITESPACE = " \t\n\x0b\f\r"  # what a regular expression's \s matches
 
 
 def preparsed_field(field: str) -> str:
     """Column of a pre-parsed field's text."""
     return f"_pre_{field}"
+
+
+def checked_value(field: str) -> str:
+    """Column of a checked line's typed committed_at, queue_id or offset."""
+    return f"_pre_{field}_value"
 
 
 def is_blank(text: Column) -> Column:
@@ -100,6 +109,11 @@ def _preparsed_kind(field: str) -> Column:
 
 def _unknown(key: Column, _value: Column) -> Column:
     return ~key.isin(*KNOWN_FIELDS)
+
+
+def _checked(df: DataFrame) -> Column:
+    """True for the lines the reader checked (see the module docstring)."""
+    return F.col(CHECKED) if CHECKED in df.columns else F.lit(False)
 
 
 def _with_fields(df: DataFrame) -> DataFrame:
@@ -150,7 +164,10 @@ def _with_fields(df: DataFrame) -> DataFrame:
         if field in INTEGER_FIELDS:
             # from the number's text: a long holds every value the range checks accept, a
             # larger one reads as null (reading the variant as a long directly is much slower)
-            out = out.withColumn(f"_d_{field}", F.when(F.col(f"_k_{field}") == "integer", F.col(f"_s_{field}").try_cast("long")))
+            # (not for a checked line: its value is typed already, and Spark computes a column
+            # for every row, before any expression that would use it only for some)
+            integer = ~_checked(df) & (F.col(f"_k_{field}") == "integer")
+            out = out.withColumn(f"_d_{field}", F.when(integer, F.col(f"_s_{field}").try_cast("long")))
     return out
 
 
@@ -182,7 +199,7 @@ def _field_checks() -> list[tuple[Column, str]]:
     return checks
 
 
-def _reason() -> Column:
+def _reason(checked: Column) -> Column:
     keys = F.map_keys(F.col("_json"))
     values_on_line = F.size(F.try_variant_get(F.col("_strict"), "$", "array<variant>"))
     pre = F.col("_pre")  # a pre-parsed line is one JSON object without duplicate names
@@ -202,7 +219,8 @@ def _reason() -> Column:
             "unknown path value (expected update_offset or pull_piggyback)",
         ),
     ]
-    return F.coalesce(F.col("read_error"), first_failure(*parse_checks, *_field_checks(), *value_checks))
+    failure = first_failure(*parse_checks, *_field_checks(), *value_checks)
+    return F.coalesce(F.col("read_error"), F.when(~checked, failure))
 
 
 def parse_commit_events(lines: DataFrame) -> Parsed:
@@ -214,20 +232,30 @@ def parse_commit_events(lines: DataFrame) -> Parsed:
     as non-records (see the module docstring).
     """
     records = lines.where(F.col("read_error").isNotNull() | ~F.coalesce(is_blank(F.col("line")), F.lit(False)))
+    # a line the reader checked lands with its typed values; Spark's checks are for the others
+    checked = _checked(lines)
+
+    def unless_checked(field: str, value: Column) -> Column:
+        return F.when(checked, F.col(checked_value(field))).otherwise(value) if CHECKED in lines.columns else value
+
     typed = _with_fields(records).withColumns(
         {
-            "committed_at": _committed_at(F.col("_k_committed_at"), F.col("_s_committed_at"), F.col("_d_committed_at")),
+            "committed_at": unless_checked(
+                "committed_at", _committed_at(F.col("_k_committed_at"), F.col("_s_committed_at"), F.col("_d_committed_at"))
+            ),
             "broker": F.col("_s_broker"),
             "client_host": F.col("_s_client_host"),
             "topic": F.col("_s_topic"),
             "consumer_group": F.col("_s_consumer_group"),
-            "queue_id": F.when(
-                F.col("_k_queue_id") == "integer", integer_in_range(F.col("_d_queue_id"), 0, MAX_QUEUE_ID + 1)
+            "queue_id": unless_checked(
+                "queue_id", F.when(F.col("_k_queue_id") == "integer", integer_in_range(F.col("_d_queue_id"), 0, MAX_QUEUE_ID + 1))
             ).cast("int"),
-            "offset": F.when(F.col("_k_offset") == "integer", integer_in_range(F.col("_d_offset"), 0, OFFSET_LIMIT)),
+            "offset": unless_checked(
+                "offset", F.when(F.col("_k_offset") == "integer", integer_in_range(F.col("_d_offset"), 0, OFFSET_LIMIT))
+            ),
             "evidence": F.lit("commit_log"),
             "commit_path": F.col("_s_path"),
             "reported_store_offset": F.lit(None).cast("long"),
         }
     ).withColumn("key_kind", key_kind(F.col("topic"), F.col("consumer_group")))
-    return split_valid(typed, _reason(), F.col("line"), COMMIT_COLUMNS)
+    return split_valid(typed, _reason(checked), F.col("line"), COMMIT_COLUMNS)

@@ -15,29 +15,50 @@ A line is pre-parsed only when it is read exactly as the strict parse reads it:
   ``extra_fields``), an escape, a byte-order mark or another value type is not;
 - Arrow reads it with the contract's types (a field given twice makes Arrow fail).
 
+A pre-parsed line is also *checked* here when it passes every check of the record
+contract, told by rules that accept a subset of what the Spark checks accept (required
+fields present, strings not blank, ``queue_id`` and ``offset`` in range, ``path`` a known
+value, ``committed_at`` epoch milliseconds in range or an ISO instant in ``Z`` with at most
+microsecond digits, a real date and time). Such a line lands with the values computed here;
+Spark checks every other line, so a rejection has one source of reasons.
+
 Arrow fails a whole piece for one offending line: a failing piece is halved until the
 offending lines are isolated in pieces of at most ``MIN_PIECE`` lines, which take the
 strict path.
 
 Gives the columns of ``PREPARSED_SCHEMA``: ``_pre`` (true for a pre-parsed line),
-``_pre_<field>`` (the field's text, null when absent or null) and
-``_pre_committed_at_number`` (committed_at was a JSON integer).
+``_pre_<field>`` (the field's text, null when absent or null),
+``_pre_committed_at_number`` (committed_at was a JSON integer), ``_pre_checked`` (true for
+a checked line) and, for checked lines, the typed ``committed_at``, ``queue_id`` and
+``offset`` (``_pre_<field>_value``).
 """
 
 from __future__ import annotations
+
+import functools
+import re
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
-from pyspark.sql.types import BooleanType, StringType, StructField, StructType
+from pyspark.sql.types import BooleanType, LongType, StringType, StructField, StructType, TimestampType
 
 from pipelines.commit_events import (
+    CHECKED,
+    COMMIT_PATHS,
     COMMITTED_AT_NUMBER,
+    EPOCH_MILLIS_TEXT,
     INTEGER_FIELDS,
     KNOWN_FIELDS,
+    MAX_EPOCH_MILLIS,
+    MAX_QUEUE_ID,
+    OFFSET_LIMIT,
     PREPARSED,
+    REQUIRED_FIELDS,
     STRING_FIELDS,
+    WHITESPACE,
+    checked_value,
     preparsed_field,
 )
 
@@ -63,11 +84,21 @@ _MEMBER = "(?:" + "|".join(
 PLAIN_LINE = rf"^{_WS}\{{(?:{_MEMBER}(?:,{_MEMBER})*|{_WS})\}}{_WS}$"
 _NUMBER_TIME = rf'"committed_at"{_WS}:{_WS}-?[0-9]'
 
+# an ISO instant read here: UTC (Z), at most microsecond digits (any other form is Spark's to read)
+_ISO_UTC = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$"
+_NOT_BLANK = f"[^{re.escape(WHITESPACE)}]"
+TYPED_FIELDS = {"committed_at": TimestampType(), "queue_id": LongType(), "offset": LongType()}
+
 PREPARSED_SCHEMA = StructType(
     [StructField(PREPARSED, BooleanType(), False)]
     + [StructField(preparsed_field(f), StringType(), True) for f in KNOWN_FIELDS]
-    + [StructField(COMMITTED_AT_NUMBER, BooleanType(), True)]
+    + [StructField(COMMITTED_AT_NUMBER, BooleanType(), True), StructField(CHECKED, BooleanType(), False)]
+    + [StructField(checked_value(f), kind, True) for f, kind in TYPED_FIELDS.items()]
 )
+_ARROW_TYPES = {
+    f.name: {StringType(): pa.string(), BooleanType(): pa.bool_(), LongType(): pa.int64()}.get(f.dataType, pa.timestamp("us", tz="UTC"))
+    for f in PREPARSED_SCHEMA.fields
+}
 
 
 def _arrow_schema(time_type: pa.DataType) -> pa.Schema:
@@ -110,6 +141,77 @@ def _pieces(lines: pa.Array, positions: np.ndarray, time_type: pa.DataType, out:
         _pieces(lines.slice(half), positions[half:], time_type, out)
 
 
+def _in_range(values: pa.Array, low: int, high_exclusive: int) -> pa.Array:
+    return pc.and_(pc.greater_equal(values, low), pc.less(values, high_exclusive))
+
+
+def _days_from_civil(year: np.ndarray, month: np.ndarray, day: np.ndarray) -> np.ndarray:
+    """Days since 1970-01-01 of proleptic Gregorian dates (H. Hinnant's ``days_from_civil``)."""
+    y = year - (month <= 2)
+    era = np.floor_divide(y, 400)
+    year_of_era = y - era * 400
+    day_of_year = (153 * ((month + 9) % 12) + 2) // 5 + day - 1
+    day_of_era = year_of_era * 365 + year_of_era // 4 - year_of_era // 100 + day_of_year
+    return era * 146_097 + day_of_era - 719_468
+
+
+_MONTH_DAYS = np.array([0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31])
+
+
+def _iso_micros(texts: pa.Array) -> pa.Array:
+    """UTC microseconds of ISO instants in ``Z`` (``_ISO_UTC``) that name a real date and time;
+    null for every other text."""
+    micros = np.zeros(len(texts), np.int64)
+    valid = np.zeros(len(texts), bool)
+    rows = np.flatnonzero(pc.fill_null(pc.match_substring_regex(texts, _ISO_UTC), False).to_numpy(zero_copy_only=False))
+    if len(rows):
+        iso = texts.take(pa.array(rows))
+
+        def number(start: int, stop: int) -> np.ndarray:  # the regular expression made these digits
+            return pc.cast(pc.utf8_slice_codeunits(iso, start, stop), pa.int64()).to_numpy()
+
+        year, month, day = number(0, 4), number(5, 7), number(8, 10)
+        hour, minute, second = number(11, 13), number(14, 16), number(17, 19)
+        fraction = pc.utf8_rpad(pc.utf8_rtrim(pc.utf8_slice_codeunits(iso, 20, 27), "Z"), 6, "0")
+        leap = ((year % 4 == 0) & (year % 100 != 0)) | (year % 400 == 0)
+        month_days = _MONTH_DAYS[np.clip(month, 0, 12)] + ((month == 2) & leap)
+        real = (year >= 1) & (month >= 1) & (month <= 12) & (day >= 1) & (day <= month_days)
+        real &= (hour < 24) & (minute < 60) & (second < 60)
+        seconds = _days_from_civil(year, month, day) * 86_400 + hour * 3_600 + minute * 60 + second
+        micros[rows] = seconds * 1_000_000 + pc.cast(fraction, pa.int64()).to_numpy()
+        valid[rows] = real
+    return pa.array(micros, mask=~valid)
+
+
+def _committed_at_micros(times: pa.Array) -> pa.Array:
+    """committed_at in UTC microseconds where the rules of the module docstring read it, else null."""
+    if pa.types.is_integer(times.type):
+        millis = times
+    else:
+        millis = pc.cast(pc.if_else(pc.match_substring_regex(times, EPOCH_MILLIS_TEXT), times, None), pa.int64())
+    millis = pc.if_else(_in_range(millis, 0, MAX_EPOCH_MILLIS + 1), millis, None)
+    micros = pc.multiply(millis, 1000)
+    return micros if pa.types.is_integer(times.type) else pc.coalesce(micros, _iso_micros(times))
+
+
+def _checked(table: pa.Table) -> tuple[pa.Array, dict[str, pa.Array]]:
+    """Which lines of ``table`` (Arrow's reading) pass every check, and their typed values
+    (null where a line is not checked)."""
+    column = {f: table.column(f).combine_chunks() for f in KNOWN_FIELDS}
+    values = {
+        "committed_at": _committed_at_micros(column["committed_at"]),
+        "queue_id": pc.if_else(_in_range(column["queue_id"], 0, MAX_QUEUE_ID + 1), column["queue_id"], None),
+        "offset": pc.if_else(_in_range(column["offset"], 0, OFFSET_LIMIT), column["offset"], None),
+    }
+    passes = [pc.is_valid(values[f]) for f in TYPED_FIELDS]
+    passes += [pc.is_valid(column[f]) for f in REQUIRED_FIELDS]
+    passes += [pc.or_kleene(pc.is_null(column[f]), pc.match_substring_regex(column[f], _NOT_BLANK)) for f in STRING_FIELDS]
+    passes.append(pc.or_kleene(pc.is_null(column["path"]), pc.is_in(column["path"], pa.array(COMMIT_PATHS))))
+    checked = pc.fill_null(functools.reduce(pc.and_kleene, passes), False)
+    values["committed_at"] = values["committed_at"].cast(pa.timestamp("us", tz="UTC"))
+    return checked, {f: pc.if_else(checked, v, None) for f, v in values.items()}
+
+
 def preparse(lines: pa.Array) -> list[pa.Array]:
     """``PREPARSED_SCHEMA`` columns for ``lines`` (strings, null for unreadable lines)."""
     n = len(lines)
@@ -120,24 +222,26 @@ def preparse(lines: pa.Array) -> list[pa.Array]:
         positions = np.flatnonzero(chosen.to_numpy(zero_copy_only=False))
         _pieces(lines.take(pa.array(positions)), positions, time_type, pieces)
     row_of_line = np.full(n, -1, dtype=np.int64)
-    columns: dict[str, list[pa.Array]] = {f: [] for f in KNOWN_FIELDS}
-    is_number: list[pa.Array] = []
+    columns: dict[str, list[pa.Array]] = {name: [] for name in PREPARSED_SCHEMA.names[1:]}
     offset = 0
     for positions, table in pieces:
         row_of_line[positions] = np.arange(offset, offset + len(positions))
         offset += len(positions)
         for f in KNOWN_FIELDS:
-            columns[f].append(table.column(f).combine_chunks().cast(pa.string()))
+            columns[preparsed_field(f)].append(table.column(f).combine_chunks().cast(pa.string()))
         number = pa.types.is_integer(table.schema.field("committed_at").type)
-        is_number.append(pa.array(np.full(len(positions), number)))
+        columns[COMMITTED_AT_NUMBER].append(pa.array(np.full(len(positions), number)))
+        checked, values = _checked(table)
+        columns[CHECKED].append(checked)
+        for f, value in values.items():
+            columns[checked_value(f)].append(value)
     missing = row_of_line < 0
     take = pa.array(row_of_line, mask=missing)
 
-    def spread(parts: list[pa.Array], kind: pa.DataType) -> pa.Array:
-        return pa.concat_arrays(parts).take(take) if parts else pa.nulls(n, kind)
+    def spread(name: str) -> pa.Array:
+        parts = columns[name]
+        return pa.concat_arrays(parts).take(take) if parts else pa.nulls(n, _ARROW_TYPES[name])
 
-    return [
-        pa.array(~missing),
-        *[spread(columns[f], pa.string()) for f in KNOWN_FIELDS],
-        spread(is_number, pa.bool_()),
-    ]
+    out = {name: spread(name) for name in PREPARSED_SCHEMA.names[1:]}
+    out[CHECKED] = pc.fill_null(out[CHECKED], False)  # a line not pre-parsed is not checked
+    return [pa.array(~missing), *out.values()]

@@ -14,7 +14,7 @@ import pytest
 from pyspark.sql import functions as F
 
 from jobs.readers import LineColumns
-from pipelines.commit_events import COMMIT_COLUMNS, PREPARSED, is_blank, parse_commit_events
+from pipelines.commit_events import CHECKED, COMMIT_COLUMNS, PREPARSED, is_blank, parse_commit_events
 from pipelines.commit_preparse import PREPARSED_SCHEMA, preparse
 from schemas.tables import OFFSET_COMMITS
 from tests.pipelines.lines_helper import (
@@ -28,7 +28,7 @@ from tests.pipelines.lines_helper import (
     sorted_rows,
     with_line_columns,
 )
-from tests.pipelines.test_commit_preparse import NOT_PLAIN
+from tests.pipelines.test_commit_preparse import NOT_PLAIN, UNCHECKED
 
 BASE = {"broker": "broker-a", "topic": "orders", "consumer_group": "billing", "queue_id": 5, "offset": 2611518}
 
@@ -167,6 +167,10 @@ def test_pre_parsed_lines_give_the_rows_the_strict_path_gives(spark):
         event(queue_id=-1, committed_at=0), event(queue_id=65536, committed_at=0), event(offset=2**53, committed_at=0),
         event(offset=-1, committed_at=0), event(path="rebalance", committed_at=0), event(broker=" ", committed_at=0),
         event(client_host=None, committed_at=0), event(topic=None, committed_at=0), "{}", json.dumps({"offset": 1}),
+        event(committed_at="2024-02-29T23:59:59.123456Z", path="pull_piggyback"), event(committed_at="1969-12-31T23:59:59.5Z"),
+        event(committed_at="2021-06-03T16:00:00.1Z", queue_id=0, offset=0, client_host="h"),
+        # (a year-0 instant lands on the strict path, but Python cannot hold it to compare)
+        *[event(**fields) for fields in UNCHECKED if not str(fields.get("committed_at")).startswith("0000")],
     ]
     corpus = {f"commits/c1/{i:03}.jsonl": [line] for i, line in enumerate(plain + NOT_PLAIN)}
     corpus["commits/c1/many.jsonl"] = [event(committed_at=i, offset=i) for i in range(2000)] + NOT_PLAIN
@@ -176,6 +180,10 @@ def test_pre_parsed_lines_give_the_rows_the_strict_path_gives(spark):
     taken = {r.source_file: r["count"] for r in preparsed.where(PREPARSED).groupBy("source_file").count().collect()}
     assert {name for name in taken if name != "commits/c1/many.jsonl"} == {f"commits/c1/{i:03}.jsonl" for i in range(len(plain))}
     assert taken["commits/c1/many.jsonl"] >= 2000 - 256
+    # the lines that pass every check by the pre-parse's rules land without Spark's checks
+    checked = {r.source_file for r in preparsed.where(CHECKED).select("source_file").distinct().collect()}
+    assert {"commits/c1/000.jsonl", "commits/c1/001.jsonl", "commits/c1/002.jsonl", "commits/c1/019.jsonl"} <= checked
+    assert not checked & {f"commits/c1/{i:03}.jsonl" for i in range(len(plain) - len(UNCHECKED) + 1, len(plain))}
     strict, fast = parse_commit_events(lines), parse_commit_events(preparsed)
     assert rows_of(fast.landed, *COMMIT_COLUMNS, "extra_fields") == rows_of(strict.landed, *COMMIT_COLUMNS, "extra_fields")
     assert rows_of(fast.rejected, "source_file", "line_no", "reason", "raw") == rows_of(strict.rejected, "source_file", "line_no", "reason", "raw")

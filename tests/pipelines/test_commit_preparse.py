@@ -1,13 +1,15 @@
-"""The Arrow pre-parse takes exactly the plain lines, with their fields as text."""
+"""The Arrow pre-parse takes exactly the plain lines, with their fields as text, and checks the
+lines that pass every check by its stricter rules."""
 
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta, timezone
 
 import pyarrow as pa
 
-from pipelines.commit_events import KNOWN_FIELDS
-from pipelines.commit_preparse import MIN_PIECE, preparse
+from pipelines.commit_events import CHECKED, COMMITTED_AT_NUMBER, KNOWN_FIELDS, PREPARSED, checked_value, preparsed_field
+from pipelines.commit_preparse import MIN_PIECE, PREPARSED_SCHEMA, preparse
 
 PLAIN = {"committed_at": "2021-06-03T16:00:00Z", "broker": "b", "topic": "t", "consumer_group": "g", "queue_id": 5, "offset": 7}
 # Lines the strict path must read: each would be read differently, or not at all, by a plain JSON reader.
@@ -31,8 +33,9 @@ def one_by_one(lines: list[str | None]) -> list[dict | None]:
     """Each line pre-parsed alone: its fields' texts, or None when it takes the strict path."""
     out = []
     for line in lines:
-        pre, *fields, number = (c[0].as_py() for c in preparse(pa.array([line], pa.string())))
-        out.append({**dict(zip(KNOWN_FIELDS, fields)), "number": number} if pre else None)
+        column = dict(zip(PREPARSED_SCHEMA.names, (c[0].as_py() for c in preparse(pa.array([line], pa.string())))))
+        fields = {f: column[preparsed_field(f)] for f in KNOWN_FIELDS}
+        out.append({**fields, "number": column[COMMITTED_AT_NUMBER]} if column[PREPARSED] else None)
     return out
 
 
@@ -62,9 +65,73 @@ def test_every_other_line_takes_the_strict_path():
 def test_a_refused_line_sends_only_its_small_piece_to_the_strict_path():
     lines = [json.dumps({**PLAIN, "offset": i}) for i in range(4000)]
     lines[1000] = NOT_PLAIN[0]
-    pre, *fields, _ = preparse(pa.array(lines, pa.string()))
-    flags = pre.to_pylist()
+    column = dict(zip(PREPARSED_SCHEMA.names, preparse(pa.array(lines, pa.string()))))
+    flags = column[PREPARSED].to_pylist()
     assert flags[1000] is False
     assert len(lines) - MIN_PIECE <= sum(flags) < len(lines)
-    offsets = fields[KNOWN_FIELDS.index("offset")].to_pylist()
+    offsets = column[preparsed_field("offset")].to_pylist()
     assert all(offsets[i] == str(i) for i in range(len(lines)) if flags[i])
+
+
+def checked_values(lines: list[str]) -> list[tuple | None]:
+    """Each line's typed (committed_at, queue_id, offset) when the pre-parse checked it, else None."""
+    column = dict(zip(PREPARSED_SCHEMA.names, preparse(pa.array(lines, pa.string()))))
+    values = zip(*(column[checked_value(f)].to_pylist() for f in ("committed_at", "queue_id", "offset")))
+    return [v if checked else None for checked, v in zip(column[CHECKED].to_pylist(), values)]
+
+
+def test_lines_that_pass_every_check_are_checked_with_their_typed_values():
+    def line(**fields) -> str:
+        return json.dumps({**PLAIN, **fields})
+
+    utc = timezone.utc
+    assert checked_values(
+        [
+            line(),
+            line(committed_at="2024-02-29T23:59:59.123456Z", queue_id=65535, offset=2**53 - 1, path="update_offset"),
+            line(committed_at="2021-06-03T16:00:00.1Z", queue_id=0, offset=0, client_host="h", path="pull_piggyback"),
+            line(committed_at=1622736000123),
+            line(committed_at="1622736000123"),
+            line(committed_at=0),
+            line(committed_at="0001-01-01T00:00:00Z"),
+            line(topic=" orders"),
+        ]
+    ) == [
+        (datetime(2021, 6, 3, 16, tzinfo=utc), 5, 7),
+        (datetime(2024, 2, 29, 23, 59, 59, 123456, tzinfo=utc), 65535, 2**53 - 1),
+        (datetime(2021, 6, 3, 16, 0, 0, 100000, tzinfo=utc), 0, 0),
+        (datetime(2021, 6, 3, 16, 0, 0, 123000, tzinfo=utc), 5, 7),
+        (datetime(2021, 6, 3, 16, 0, 0, 123000, tzinfo=utc), 5, 7),
+        (datetime(1970, 1, 1, tzinfo=utc), 5, 7),
+        (datetime(1, 1, 1, tzinfo=utc), 5, 7),
+        (datetime(2021, 6, 3, 16, tzinfo=utc), 5, 7),
+    ]
+
+
+# Pre-parsed lines left to Spark's checks: each fails a check, or is a form only Spark reads.
+UNCHECKED = [
+    {"committed_at": None}, {"broker": None}, {"topic": None}, {"consumer_group": None}, {"queue_id": None},
+    {"offset": None}, {"broker": ""}, {"topic": "  "}, {"client_host": " "}, {"path": "rebalance"}, {"path": ""},
+    {"queue_id": -1}, {"queue_id": 65536}, {"offset": -1}, {"offset": 2**53},
+    {"committed_at": -1}, {"committed_at": 253_402_300_800_000}, {"committed_at": "1234567890123456"}, {"committed_at": "yesterday"},
+    {"committed_at": "2023-02-29T00:00:00Z"}, {"committed_at": "2021-04-31T00:00:00Z"}, {"committed_at": "2021-13-01T00:00:00Z"},
+    {"committed_at": "2021-00-01T00:00:00Z"}, {"committed_at": "2021-06-00T00:00:00Z"}, {"committed_at": "2021-06-03T24:00:00Z"},
+    {"committed_at": "2021-06-03T23:60:00Z"}, {"committed_at": "2021-06-03T23:59:60Z"}, {"committed_at": "0000-01-01T00:00:00Z"},
+    {"committed_at": "2021-06-03T16:00:00.1234567Z"}, {"committed_at": "2021-06-03T16:00:00+08:00"},
+    {"committed_at": "2021-06-03T16:00:00"}, {"committed_at": "2021-06-03 16:00:00Z"}, {"committed_at": "2021-06-03T16:00:00.Z"},
+]
+
+
+def test_every_other_pre_parsed_line_is_left_to_the_checks():
+    lines = [json.dumps({**PLAIN, **fields}) for fields in UNCHECKED]
+    assert all(one_by_one(lines))  # all pre-parsed
+    assert checked_values(lines) == [None] * len(lines)
+
+
+def test_iso_instants_are_read_as_the_calendar_has_them():
+    # every 1,000,003 minutes over four centuries (leap days, century years, 1600 and 2000) and each day of a leap February
+    start = datetime(1600, 1, 1, tzinfo=timezone.utc)
+    instants = [start + timedelta(minutes=m, microseconds=m % 1_000_000) for m in range(0, 210_000_000, 1_000_003)]
+    instants += [datetime(2000, 2, day, 23, 59, 59, 999999, tzinfo=timezone.utc) for day in range(1, 30)]
+    texts = [t.strftime("%Y-%m-%dT%H:%M:%S.%fZ") for t in instants]
+    assert [v and v[0] for v in checked_values([json.dumps({**PLAIN, "committed_at": t}) for t in texts])] == instants
