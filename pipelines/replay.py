@@ -64,10 +64,9 @@ class ReplayResult:
 
     @property
     def shared(self) -> tuple[DataFrame, ...]:
-        """What is read more than once (the pairs by both dictionaries, the dictionaries and the
-        state by the four tables): worth computing once and caching (in this order: a cached
-        plan reads only what was cached before it)."""
-        return (self.ids.pairs, self.ids.queues, self.ids.files, self.state)
+        """What more than one of the four tables reads: worth computing once and caching (in
+        this order: a cached plan reads only what was cached before it)."""
+        return (self.ids.queues, self.ids.files, self.state)
 
 
 def _ordered(frame_start: int | None, frame_end: int):
@@ -173,22 +172,18 @@ class EventIds:
     queue key (four strings and an int) and the file (a path of ~100 bytes, a 64-byte hash) as
     two integers, each row is some 200 bytes narrower and rows compare as numbers. Both
     dictionaries are small (queues, files) and join by broadcast: no shuffle of the events.
-    They are numbered from ``pairs``, the distinct (queue, file) pairs of the interval, so
-    that the evidence is read once for both (pairs: some 12,000 at 10M commits, plus one per
-    snapshot row).
     """
 
-    pairs: DataFrame  # QUEUE_KEY, FILE_KEY
     queues: DataFrame  # QUEUE_KEY, QUEUE_ID
     files: DataFrame  # FILE_KEY, FILE_ID
 
     @classmethod
     def of(cls, commits: DataFrame, snapshots: DataFrame) -> "EventIds":
         """Number every queue and file of the interval's bronze commits and snapshots."""
+        queues = commits.select(*QUEUE_KEY).unionByName(snapshots.select(*QUEUE_KEY))
         # snapshot events carry no file hash (build_events): their files are numbered by path
-        snapshot_files = snapshots.select(*QUEUE_KEY, "source_file", F.lit(None).cast("string").alias("_file_hash"))
-        pairs = commits.select(*QUEUE_KEY, *FILE_KEY).unionByName(snapshot_files).distinct()
-        return cls(pairs, _numbered(pairs.select(*QUEUE_KEY), QUEUE_ID), _numbered(pairs.select(*FILE_KEY), FILE_ID))
+        files = commits.select(*FILE_KEY).unionByName(snapshots.select("source_file", F.lit(None).cast("string").alias("_file_hash")))
+        return cls(_numbered(queues, QUEUE_ID), _numbered(files, FILE_ID))
 
     def encode(self, rows: DataFrame, *, files: bool = True) -> DataFrame:
         """``rows`` with QUEUE_ID (and FILE_ID) in place of the text they stand for."""
