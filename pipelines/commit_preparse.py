@@ -42,6 +42,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
+from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import BooleanType, LongType, StringType, StructField, StructType, TimestampType
 
 from pipelines.commit_events import (
@@ -95,10 +96,7 @@ PREPARSED_SCHEMA = StructType(
     + [StructField(COMMITTED_AT_NUMBER, BooleanType(), True), StructField(CHECKED, BooleanType(), False)]
     + [StructField(checked_value(f), kind, True) for f, kind in TYPED_FIELDS.items()]
 )
-_ARROW_TYPES = {
-    f.name: {StringType(): pa.string(), BooleanType(): pa.bool_(), LongType(): pa.int64()}.get(f.dataType, pa.timestamp("us", tz="UTC"))
-    for f in PREPARSED_SCHEMA.fields
-}
+_ARROW_TYPES = {f.name: f.type for f in to_arrow_schema(PREPARSED_SCHEMA, timezone="UTC")}
 
 
 def _arrow_schema(time_type: pa.DataType) -> pa.Schema:
@@ -208,7 +206,7 @@ def _checked(table: pa.Table) -> tuple[pa.Array, dict[str, pa.Array]]:
     passes += [pc.or_kleene(pc.is_null(column[f]), pc.match_substring_regex(column[f], _NOT_BLANK)) for f in STRING_FIELDS]
     passes.append(pc.or_kleene(pc.is_null(column["path"]), pc.is_in(column["path"], pa.array(COMMIT_PATHS))))
     checked = pc.fill_null(functools.reduce(pc.and_kleene, passes), False)
-    values["committed_at"] = values["committed_at"].cast(pa.timestamp("us", tz="UTC"))
+    values["committed_at"] = values["committed_at"].cast(_ARROW_TYPES[checked_value("committed_at")])
     return checked, {f: pc.if_else(checked, v, None) for f, v in values.items()}
 
 
