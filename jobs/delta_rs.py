@@ -192,6 +192,8 @@ class DeltaRsEngine:
         writer = df.write.mode("errorifexists")
         if spec.partition_by:
             writer = writer.partitionBy(*spec.partition_by)
+        for column in spec.high_cardinality:
+            writer = writer.option(f"parquet.enable.dictionary#{column}", "false")
         writer.parquet(str(staging))
         actions = []
         now_ms = int(time.time() * 1000)

@@ -35,6 +35,10 @@ class TableSpec:
     schema: StructType
     event_time: str | None = None
     partition_by: tuple[str, ...] = ()
+    # columns (nearly) every row has its own value of: offsets, instants, line numbers. The
+    # embedded writer stores them without a Parquet dictionary, which such a column fills
+    # and then abandons (the writer hashes every value first; the files come out larger).
+    high_cardinality: tuple[str, ...] = ()
 
     @property
     def path(self) -> str:
@@ -73,6 +77,7 @@ OFFSET_SNAPSHOTS = TableSpec(
     keys=("cluster", "broker", "snapshot_at", "snapshot_source", "topic", "consumer_group", "queue_id"),
     event_time="snapshot_at",
     partition_by=("snapshot_date",),
+    high_cardinality=("offset",),
     schema=_fields(
         ("cluster", S, False),
         ("broker", S, False),
@@ -95,6 +100,7 @@ OFFSET_COMMITS = TableSpec(
     keys=("_file_hash", "line_no"),
     event_time="committed_at",
     partition_by=("commit_date",),
+    high_cardinality=("committed_at", "offset", "line_no"),
     schema=_fields(
         ("cluster", S, False),
         ("broker", S, False),
@@ -122,6 +128,7 @@ QUEUE_OFFSETS = TableSpec(
     keys=("_file_hash", "line_no"),
     event_time="observed_at",
     partition_by=("observed_date",),
+    high_cardinality=("max_offset", "consumer_offset", "line_no"),
     schema=_fields(
         ("cluster", S, False),
         ("broker", S, False),
@@ -193,6 +200,7 @@ REJECTED_INPUTS = TableSpec(
     grain="one row per rejected file or line",
     keys=("_file_hash", "line_no"),
     event_time=None,
+    high_cardinality=("line_no", "raw"),
     schema=_fields(
         ("source_file", S, False),
         ("line_no", L, True),
@@ -263,6 +271,7 @@ OFFSET_COMMITS_REPLAYED = TableSpec(
     keys=("_file_hash", "line_no"),
     event_time="committed_at",
     partition_by=("commit_date",),
+    high_cardinality=("committed_at", "offset", "stored_offset_before", "client_offset_after", "line_no"),
     schema=_fields(
         ("cluster", S, False),
         ("broker", S, False),
@@ -295,6 +304,7 @@ STORED_OFFSET_TIMELINE = TableSpec(
     keys=("cluster", "broker", "topic", "consumer_group", "queue_id", "observed_at", "observation_seq"),
     event_time="observed_at",
     partition_by=("observed_date",),
+    high_cardinality=("observed_at", "observation_seq", "stored_offset", "previous_stored_offset"),
     schema=_fields(
         ("cluster", S, False),
         ("broker", S, False),
@@ -377,6 +387,7 @@ CONSUMER_LAG = TableSpec(
     keys=("cluster", "broker", "topic", "consumer_group", "queue_id", "observed_at"),
     event_time="observed_at",
     partition_by=("observed_date",),
+    high_cardinality=("broker_offset", "consumer_offset", "consumer_offset_at", "reported_consumer_offset"),
     schema=_fields(
         ("cluster", S, False),
         ("broker", S, False),

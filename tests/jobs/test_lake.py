@@ -10,6 +10,7 @@ import json
 from datetime import date, datetime, timezone
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable
 from pyspark.sql.types import DateType, IntegerType, LongType, StringType, StructField, StructType, TimestampType
@@ -137,6 +138,20 @@ def test_delta_rs_files_carry_statistics_for_skipping(spark, tmp_path):
     log = sorted((tmp_path / "lake" / "test" / "events" / "_delta_log").glob("*.json"))
     add = [json.loads(line)["add"] for line in log[-1].read_text().splitlines() if "add" in line][0]
     assert json.loads(add["stats"])["minValues"]["event_at"] == "2026-11-21T10:00:00.000Z"
+
+
+def test_delta_rs_writes_high_cardinality_columns_without_a_dictionary(spark, tmp_path):
+    from dataclasses import replace
+
+    spec = replace(SPEC, high_cardinality=("offset", "event_at"))
+    lake = Lake(spark, tmp_path / "lake", engine="delta-rs")
+    rows = [row(f"e{i % 3}", ts(21, 10, i % 60), 1000 + i) for i in range(200)]
+    lake.append(spec, frame(spark, rows).coalesce(1))
+    (file,) = (tmp_path / "lake" / "test" / "events").rglob("*.parquet")
+    group = pq.ParquetFile(file).metadata.row_group(0)
+    dictionary = {group.column(c).path_in_schema: group.column(c).has_dictionary_page for c in range(group.num_columns)}
+    assert dictionary == {"event_id": True, "event_at": False, "queue_id": True, "offset": False}
+    assert as_set(lake.read(spec)) == as_utc(rows)
 
 
 def test_spark_engine_without_extension_is_a_clear_error(spark, tmp_path):
