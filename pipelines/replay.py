@@ -32,6 +32,9 @@ QUEUE_KEY = ("cluster", "broker", "topic", "consumer_group", "queue_id")
 # The replay's rows carry the queue key and the landed file as integers (see EventIds):
 # QUEUE_ID numbers the queue, FILE_ID the (source_file, _file_hash) pair in their sort order.
 QUEUE_ID, FILE_ID = "_queue", "_file"
+# An event's position in its queue's replay order, counted from 1 (the seed row, if any, is 1):
+# later events have larger numbers, so "the last event" is a max, which Spark aggregates by hash.
+EVENT_SEQ = "event_seq"
 FILE_KEY = ("source_file", "_file_hash")
 # Replay order within a queue: ordering by FILE_ID is ordering by path, then hash (two versions
 # of one path, same instant and line). Every column is non-null, so the order is total (a seed
@@ -228,7 +231,7 @@ def with_replayed_state(events: DataFrame, seed: DataFrame) -> DataFrame:
     Needs ``build_events`` rows with their queue and file as ids, and checkpoint rows
     (``seed``, may be empty) with their queue as an id (:meth:`EventIds.encode`); the seed joins
     each queue's events as its leading row and leaves before the result. Adds
-    stored_offset_before, stored_before_source, stored_offset, previous_stored_offset,
+    EVENT_SEQ, stored_offset_before, stored_before_source, stored_offset, previous_stored_offset,
     client_offset_after, is_regression, previous_snapshot_offset, commit_regressions_between.
     """
     before = _ordered(None, -1)
@@ -241,6 +244,7 @@ def with_replayed_state(events: DataFrame, seed: DataFrame) -> DataFrame:
     stored = F.coalesce("commit_offset", "snapshot_offset")
     seeded = events.unionByName(_seed_events(seed), allowMissingColumns=True).select(
         *events.columns,
+        F.row_number().over(Window.partitionBy(QUEUE_ID).orderBy(*REPLAY_ORDER)).alias(EVENT_SEQ),
         # every row of a queue reads the seed from its leading row (null if none)
         *[F.first(c).over(upto).alias(c) for c in SEED_STATE],
         F.last("commit_offset", ignorenulls=True).over(before).alias("_last_commit"),

@@ -5,10 +5,11 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from pipelines.keys import key_kind
 from pipelines.replay import (
+    EVENT_SEQ,
     QUEUE_ID,
     QUEUE_KEY,
-    REPLAY_ORDER,
     EventIds,
     ReplayResult,
     build_events,
@@ -102,25 +103,29 @@ def regressions(state: DataFrame) -> DataFrame:
 
 def next_checkpoint(state: DataFrame, seed: DataFrame, queues: DataFrame) -> DataFrame:
     """Replay state per queue at the interval's end: the seed, moved on by the interval
-    (``queues``: the queue key of each QUEUE_ID, see :class:`pipelines.replay.EventIds`)."""
-    order = F.struct(*REPLAY_ORDER)
-    last_of = lambda column: F.max_by(column, F.when(F.col(column).isNotNull(), order))  # noqa: E731
+    (``queues``: the queue key of each QUEUE_ID, see :class:`pipelines.replay.EventIds`).
+
+    "Last" is by EVENT_SEQ, a number, so every aggregate here is a max of numbers, which Spark
+    computes by hash in each task (an ordering struct made it sort every event by queue).
+    """
+    seq = F.col(EVENT_SEQ)
+    last_of = lambda column: F.max_by(column, F.when(F.col(column).isNotNull(), seq))  # noqa: E731
     is_snapshot = ~_is_commit()
     by_id = state.groupBy(QUEUE_ID).agg(
-        F.max_by("key_kind", order).alias("w_key_kind"),
         last_of("commit_offset").alias("w_last_commit_offset"),
         F.max("client_offset_after").alias("w_hwm"),
-        F.max_by("event_at", F.when(is_snapshot, order)).alias("w_last_snapshot_at"),
+        F.max(F.when(is_snapshot, F.col("event_at"))).alias("w_last_snapshot_at"),
         last_of("snapshot_offset").alias("w_last_snapshot_offset"),
-        F.max_by("commit_regressions_after", order).alias("w_regressions_after_snapshot"),
+        F.max_by("commit_regressions_after", seq).alias("w_regressions_after_snapshot"),
         F.max("event_at").alias("w_last_stored_at"),
-        F.max_by("stored_offset", order).alias("w_last_stored_offset"),
+        F.max_by("stored_offset", seq).alias("w_last_stored_offset"),
     )
     moved = by_id.join(F.broadcast(queues), on=QUEUE_ID).drop(QUEUE_ID)
     joined = seed.join(moved, on=list(QUEUE_KEY), how="full_outer")
     return joined.select(
         *QUEUE_KEY,
-        F.coalesce("w_key_kind", "key_kind").alias("key_kind"),
+        # a function of the key (every source classifies it so), whether or not the seed has it
+        key_kind(F.col("topic"), F.col("consumer_group")).alias("key_kind"),
         F.coalesce("w_last_commit_offset", "last_commit_offset").alias("last_commit_offset"),
         F.greatest("w_hwm", "client_offset_hwm").alias("client_offset_hwm"),
         F.coalesce("w_last_snapshot_at", "last_snapshot_at").alias("last_snapshot_at"),

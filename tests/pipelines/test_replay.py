@@ -222,3 +222,12 @@ def test_the_replay_sorts_and_partitions_events_by_numbers_not_text(spark, capsy
     assert [re.sub(r"#\d+L?", "", k.split(" ")[0]) for k in replay_sort[0].split(", ")] == [
         "_queue", "event_at", "event_rank", "_file", "line_rank"
     ], plan
+
+
+def test_the_checkpoint_is_aggregated_by_hash_without_sorting_the_events(spark, capsys):
+    # "last" by an ordering struct (a non-numeric aggregation buffer) made Spark sort every
+    # event by queue for a sort aggregate: 8.8 s of a 10M-commit replay
+    result = run(spark, [commit(10, 120, 1), commit(20, 90, 2)], [snapshot(0, 100)])
+    result.checkpoint.explain()
+    plan = capsys.readouterr().out
+    assert "HashAggregate(keys=[_queue" in plan and "SortAggregate" not in plan, plan
