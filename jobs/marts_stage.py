@@ -63,6 +63,16 @@ def _window(lake: Lake, run_id: str) -> ReplayWindow:
     return window
 
 
+def _known_queues(lake: Lake, timeline, seed, end: datetime):
+    """Every queue the replay knows of by ``end``: those its checkpoint at ``end`` names (the
+    seed's and the interval's, one row each), or, where a later replay has since replaced that
+    checkpoint, the queues of the timeline and the seed (a scan of every timeline row)."""
+    at_end = lake.read(REPLAY_CHECKPOINTS).where(F.col("as_of") == F.lit(end)).select(*QUEUE_COLUMNS)
+    if at_end.limit(1).count():
+        return at_end
+    return timeline.select(*QUEUE_COLUMNS).unionByName(seed.select(*QUEUE_COLUMNS)).distinct()
+
+
 def build_marts(lake: Lake, settings: Settings, run_id: str) -> ReplayWindow:
     """Compute the gold rows of the run's replay window into the staging lake."""
     window = _window(lake, run_id)
@@ -70,7 +80,7 @@ def build_marts(lake: Lake, settings: Settings, run_id: str) -> ReplayWindow:
     start, end = window.replayed_from, window.replayed_to
     timeline = lake.read(STORED_OFFSET_TIMELINE, start=start, end=end)
     seed = lake.read(REPLAY_CHECKPOINTS).where(F.col("as_of") == F.lit(start)).drop("as_of")
-    known = timeline.select(*QUEUE_COLUMNS).unionByName(seed.select(*QUEUE_COLUMNS)).distinct()
+    known = _known_queues(lake, timeline, seed, end)
     observations = broker_offset_observations(lake.read(QUEUE_OFFSETS, start=start, end=end), known)
 
     staging = lake.staging()

@@ -13,8 +13,7 @@ from datetime import timedelta
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from pipelines.replay import QUEUE_KEY
-
+from pipelines.replay import QUEUE_ID, QUEUE_KEY, numbered, with_id
 
 
 def broker_offset_observations(queue_offsets: DataFrame, known_queues: DataFrame) -> DataFrame:
@@ -58,21 +57,26 @@ def consumer_lag(observations: DataFrame, timeline: DataFrame, seed: DataFrame) 
         timeline 10:00 stored 90 | observation 10:00 broker 100 -> consumer 90, lag 10
         timeline 10:02 stored 95 | observation 10:05 broker 120 -> consumer 95, lag 25
     """
+    # The observed queues, numbered: the window partitions and sorts by one number instead of
+    # five columns (four of text), and the stored rows of queues never observed drop out here.
+    queues = numbered(observations.select(*QUEUE_KEY), QUEUE_ID)
     stored = timeline.select(*QUEUE_KEY, "observed_at", F.lit(0).alias("_rank"), "observation_seq", "stored_offset")
     asks = observations.select(
         *QUEUE_KEY, "observed_at", F.lit(1).alias("_rank"), F.lit("").alias("observation_seq"), F.lit(None).cast("long").alias("stored_offset")
     )
     upto = (
-        Window.partitionBy(*QUEUE_KEY)
+        Window.partitionBy(QUEUE_ID)
         .orderBy("observed_at", "_rank", "observation_seq")
         .rowsBetween(Window.unboundedPreceding, Window.currentRow)
     )
     as_of = (
-        stored.unionByName(asks)
+        with_id(stored.unionByName(asks), queues, QUEUE_KEY)
         .withColumn("_offset", F.last("stored_offset", ignorenulls=True).over(upto))
         .withColumn("_offset_at", F.last(F.when(F.col("_rank") == 0, F.col("observed_at")), ignorenulls=True).over(upto))
         .where(F.col("_rank") == 1)
-        .select(*QUEUE_KEY, "observed_at", "_offset", "_offset_at")
+        .select(QUEUE_ID, "observed_at", "_offset", "_offset_at")
+        .join(F.broadcast(queues), on=QUEUE_ID)
+        .drop(QUEUE_ID)
     )
     seeds = seed.select(*QUEUE_KEY, "last_stored_offset", "last_stored_at")
     return (

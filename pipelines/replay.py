@@ -158,7 +158,7 @@ def build_events(commits: DataFrame, snapshots: DataFrame, broadcast_logged: boo
     return commit_events.unionByName(snapshot_events)
 
 
-def _numbered(values: DataFrame, name: str) -> DataFrame:
+def numbered(values: DataFrame, name: str) -> DataFrame:
     """The distinct rows of ``values`` numbered 0, 1, ... in their sort order, as ``name``.
 
     A dictionary of queues or landed files, not of events: it is sorted in one partition
@@ -186,19 +186,19 @@ class EventIds:
         queues = commits.select(*QUEUE_KEY).unionByName(snapshots.select(*QUEUE_KEY))
         # snapshot events carry no file hash (build_events): their files are numbered by path
         files = commits.select(*FILE_KEY).unionByName(snapshots.select("source_file", F.lit(None).cast("string").alias("_file_hash")))
-        return cls(_numbered(queues, QUEUE_ID), _numbered(files, FILE_ID))
+        return cls(numbered(queues, QUEUE_ID), numbered(files, FILE_ID))
 
     def encode(self, rows: DataFrame, *, files: bool = True) -> DataFrame:
         """``rows`` with QUEUE_ID (and FILE_ID) in place of the text they stand for."""
-        coded = _joined(rows, self.queues, QUEUE_KEY)
-        return _joined(coded, self.files, FILE_KEY) if files else coded
+        coded = with_id(rows, self.queues, QUEUE_KEY)
+        return with_id(coded, self.files, FILE_KEY) if files else coded
 
     def decode(self, rows: DataFrame) -> DataFrame:
         """``rows`` with the queue key and the file's text back, beside their ids."""
         return rows.join(F.broadcast(self.queues), on=QUEUE_ID).join(F.broadcast(self.files), on=FILE_ID)
 
 
-def _joined(rows: DataFrame, dictionary: DataFrame, key: tuple[str, ...]) -> DataFrame:
+def with_id(rows: DataFrame, dictionary: DataFrame, key: tuple[str, ...]) -> DataFrame:
     """``rows`` with ``dictionary``'s id in place of ``key`` (null-safe: a null is a value too)."""
     d = F.broadcast(dictionary).alias("d")
     match = [F.col(f"r.{k}").eqNullSafe(F.col(f"d.{k}")) for k in key]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType, TimestampType
 
 from pipelines.marts import broker_offset_observations, consume_throughput, consumer_lag, consumer_lag_by_group
@@ -70,6 +71,35 @@ def test_lag_uses_the_stored_offset_as_of_each_observation(spark):
         (at(0), 100, 90, at(0), 10),
         (at(200), 110, 95, at(120), 15),
         (at(300), 120, 130, at(300), -10),  # signed: consumer ahead of the observed max
+    ]
+
+
+def test_each_queue_reads_its_own_stored_offsets(spark):
+    # the window runs over the observed queues numbered; a number must stand for one queue only
+    timeline = spark.createDataFrame(
+        [
+            stored(0, 90), stored(0, 500, queue=1), stored(0, 700, group="g2"), stored(0, 900, broker="broker-b"),
+            stored(5, 999, queue=7),  # a queue never observed
+            stored(60, 95, queue=1), stored(60, 96, queue=1),
+        ],
+        TIMELINE,
+    )
+    timeline = timeline.withColumn("observation_seq", F.concat("observation_seq", F.col("stored_offset").cast("string")))
+    known = timeline.select("cluster", "broker", "topic", "consumer_group", "queue_id")
+    offsets = spark.createDataFrame(
+        [queue_offset(30, 1000, queue=q) for q in (0, 1)]
+        + [queue_offset(60, 1000, queue=1), queue_offset(30, 1000, broker="broker-b")],
+        QUEUE_OFFSETS,
+    )
+    lag = consumer_lag(broker_offset_observations(offsets, known), timeline, empty_seed(spark))
+    assert rows(lag, "broker", "consumer_group", "queue_id", "observed_at", "consumer_offset") == [
+        ("broker-a", "g", 0, at(30), 90),
+        ("broker-a", "g", 1, at(30), 500),
+        ("broker-a", "g", 1, at(60), 96),  # of two stored at the same instant, the later in observation_seq
+        ("broker-a", "g2", 0, at(30), 700),
+        ("broker-a", "g2", 1, at(30), None),  # topicStatus rows stand for every group of the topic
+        ("broker-a", "g2", 1, at(60), None),
+        ("broker-b", "g", 0, at(30), 900),
     ]
 
 
