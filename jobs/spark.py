@@ -61,6 +61,11 @@ def _base_conf(settings: SparkSettings) -> dict[str, str]:
         # a cached result's partitions are coalesced too (the replay's state is cached);
         # Spark keeps a cached plan's shuffle partitions as they are by default
         "spark.sql.optimizer.canChangeCachedPlanOutputPartitioning": "true",
+        # Cached frames (the replay's state, the ingest's parses) live for one stage, and
+        # compressing them costs more than it saves: before choosing an encoding Spark puts
+        # every value of every column into a boxed hash map (dictionary statistics), a fifth
+        # of the replay's CPU. Uncompressed, a cache that outgrows memory spills to local disk.
+        "spark.sql.inMemoryColumnarStorage.compressed": "false",
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         # Delta stores timestamps as INT64 microseconds (Spark's default is INT96).
         "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",

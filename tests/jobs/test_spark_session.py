@@ -41,3 +41,9 @@ def test_a_partition_size_spark_cannot_read_is_refused_when_settings_load():
     assert SparkSettings(partition_bytes="16MB").partition_bytes == "16MB"
     with pytest.raises(ValidationError, match="partition_bytes"):
         SparkSettings(partition_bytes="8 MB")
+
+
+def test_the_session_caches_columns_as_they_are(spark):
+    # compressing a cache gathers dictionary statistics on every value of every column (a
+    # fifth of the replay's CPU) for caches that live one stage: build_session turns it off
+    assert spark.conf.get("spark.sql.inMemoryColumnarStorage.compressed") == "false"
