@@ -286,6 +286,7 @@ def with_replayed_state(events: DataFrame, seed: DataFrame) -> DataFrame:
             ).otherwise(F.col("_regressions_so_far") + F.coalesce("commit_regressions_since_snapshot", F.lit(0))),
         )
     )
-    # the working columns (named _*) leave with the seed rows: the state is kept for four tables
+    # the working columns (named _*) and the seed's own (folded into the state's) leave with
+    # the seed rows: the state is kept for four tables, and a cached column costs every row
     working = [c for c in state.columns if c.startswith("_") and c not in events.columns]
-    return state.where(F.col("event_rank") != SEED_RANK).drop(*working)
+    return state.where(F.col("event_rank") != SEED_RANK).drop(*working, *SEED_STATE)

@@ -231,3 +231,18 @@ def test_the_checkpoint_is_aggregated_by_hash_without_sorting_the_events(spark, 
     result.checkpoint.explain()
     plan = capsys.readouterr().out
     assert "HashAggregate(keys=[_queue" in plan and "SortAggregate" not in plan, plan
+
+
+def test_the_kept_state_holds_what_the_four_tables_read_and_no_seed_state(spark):
+    # the state is cached for four tables and every cached column costs every row: the
+    # checkpoint's values it continued from are folded into its own columns and leave with
+    # the seed rows (a run that continues from a checkpoint carried five of them per event)
+    first = run(spark, [commit(10, 120, 1)], [snapshot(0, 100)])
+    result = run(spark, [commit(20, 90, 2)], [], seed=first.checkpoint)
+    assert result.state.columns == [
+        "_file", "_queue", "key_kind", "event_at", "event_rank", "line_rank", "commit_offset", "snapshot_offset",
+        "line_no", "client_host", "evidence", "commit_path", "event_seq", "previous_snapshot_offset", "stored_offset",
+        "previous_stored_offset", "stored_offset_before", "stored_before_source", "is_regression",
+        "client_offset_after", "commit_regressions_between", "commit_regressions_after",
+    ]
+    assert rows(result.commits, *REPLAYED) == [(at(20), 90, 120, "commit", 120, True, 30)]
