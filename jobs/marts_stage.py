@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 from pyspark import StorageLevel
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from jobs.lake import Lake
@@ -63,7 +64,7 @@ def _window(lake: Lake, run_id: str) -> ReplayWindow:
     return window
 
 
-def _known_queues(lake: Lake, timeline, seed, end: datetime):
+def _known_queues(lake: Lake, timeline: DataFrame, seed: DataFrame, end: datetime) -> DataFrame:
     """Every queue the replay knows of by ``end``: those its checkpoint at ``end`` names (the
     seed's and the interval's, one row each), or, where a later replay has since replaced that
     checkpoint, the queues of the timeline and the seed (a scan of every timeline row)."""
