@@ -12,16 +12,16 @@ from datetime import datetime, timedelta, timezone
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
 
 from jobs.lake import Lake
-from jobs.replay_stage import ReplayWindow, last_replay
+from jobs.replay_stage import ReplayWindow, checkpoint_at, last_replay
 from pipelines.marts import (
     broker_offset_observations,
     consume_throughput,
     consumer_lag,
     consumer_lag_by_group,
 )
+from pipelines.replay import QUEUE_KEY
 from schemas.config import Settings
 from schemas.tables import (
     CONSUME_THROUGHPUT,
@@ -29,11 +29,8 @@ from schemas.tables import (
     CONSUMER_LAG_BY_GROUP,
     GOLD_TABLES,
     QUEUE_OFFSETS,
-    REPLAY_CHECKPOINTS,
     STORED_OFFSET_TIMELINE,
 )
-
-QUEUE_COLUMNS = ("cluster", "broker", "topic", "consumer_group", "queue_id")
 
 
 class StageOrderError(RuntimeError):
@@ -68,10 +65,10 @@ def _known_queues(lake: Lake, timeline: DataFrame, seed: DataFrame, end: datetim
     """Every queue the replay knows of by ``end``: those its checkpoint at ``end`` names (the
     seed's and the interval's, one row each), or, where a later replay has since replaced that
     checkpoint, the queues of the timeline and the seed (a scan of every timeline row)."""
-    at_end = lake.read(REPLAY_CHECKPOINTS).where(F.col("as_of") == F.lit(end)).select(*QUEUE_COLUMNS)
+    at_end = checkpoint_at(lake, end).select(*QUEUE_KEY)
     if at_end.limit(1).count():
         return at_end
-    return timeline.select(*QUEUE_COLUMNS).unionByName(seed.select(*QUEUE_COLUMNS)).distinct()
+    return timeline.select(*QUEUE_KEY).unionByName(seed.select(*QUEUE_KEY)).distinct()
 
 
 def build_marts(lake: Lake, settings: Settings, run_id: str) -> ReplayWindow:
@@ -80,14 +77,15 @@ def build_marts(lake: Lake, settings: Settings, run_id: str) -> ReplayWindow:
     ranges = gold_ranges(window, settings)
     start, end = window.replayed_from, window.replayed_to
     timeline = lake.read(STORED_OFFSET_TIMELINE, start=start, end=end)
-    seed = lake.read(REPLAY_CHECKPOINTS).where(F.col("as_of") == F.lit(start)).drop("as_of")
+    seed = checkpoint_at(lake, start)
     known = _known_queues(lake, timeline, seed, end)
     observations = broker_offset_observations(lake.read(QUEUE_OFFSETS, start=start, end=end), known)
 
     staging = lake.staging()
-    # the lag reads the observations twice, and each read would scan the timeline again for
-    # the known queues: compute them once (a row per queue and observation, 272,272 at 10M
-    # events: small beside the timeline)
+    # the lag reads the observations three times (its queue dictionary, the window, the join
+    # back), and each read would read the admin-tool rows again (and, where the checkpoint at
+    # the end is gone, scan the timeline for the known queues): compute them once (a row per
+    # queue and observation, 144,144 at 10M events: small beside the timeline)
     observations.persist(StorageLevel.MEMORY_AND_DISK)
     try:
         staging.overwrite(CONSUMER_LAG, consumer_lag(observations, timeline, seed))

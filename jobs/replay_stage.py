@@ -97,7 +97,8 @@ def plan_window(
     return ReplayWindow(requested_from, requested_to, replayed_from, replayed_to)
 
 
-def _seed(lake: Lake, as_of: datetime) -> DataFrame:
+def checkpoint_at(lake: Lake, as_of: datetime) -> DataFrame:
+    """Every queue's replay state stored as of ``as_of`` (none from EPOCH), without ``as_of``."""
     if as_of == EPOCH:
         return lake.spark.createDataFrame([], REPLAY_CHECKPOINTS.schema).drop("as_of")
     return lake.read(REPLAY_CHECKPOINTS).where(F.col("as_of") == F.lit(as_of)).drop("as_of")
@@ -113,7 +114,7 @@ def run_replay(lake: Lake, settings: Settings, requested_from: datetime | None, 
     result = replay(
         commits,
         lake.read(OFFSET_SNAPSHOTS, start=start, end=end),
-        _seed(lake, start),
+        checkpoint_at(lake, start),
         broadcast_logged=logged <= settings.replay.broadcast_logged_commits,
     )
     # four tables derive from the replayed state and its id dictionaries: compute them once

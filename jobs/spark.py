@@ -63,8 +63,9 @@ def _base_conf(settings: SparkSettings) -> dict[str, str]:
         "spark.sql.optimizer.canChangeCachedPlanOutputPartitioning": "true",
         # Cached frames (the replay's state, the ingest's parses) live for one stage, and
         # compressing them costs more than it saves: before choosing an encoding Spark puts
-        # every value of every column into a boxed hash map (dictionary statistics), a fifth
-        # of the replay's CPU. Uncompressed, a cache that outgrows memory spills to local disk.
+        # every value of its integer and text columns into a boxed hash map (dictionary
+        # statistics; the cache's builders held a fifth of the 10M replay's JFR samples).
+        # Uncompressed, a cache that outgrows memory spills to local disk (MEMORY_AND_DISK).
         "spark.sql.inMemoryColumnarStorage.compressed": "false",
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         # Delta stores timestamps as INT64 microseconds (Spark's default is INT96).

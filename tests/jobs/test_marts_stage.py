@@ -5,7 +5,8 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from jobs.lake import Lake
-from jobs.marts_stage import QUEUE_COLUMNS, _known_queues
+from jobs.marts_stage import _known_queues
+from pipelines.replay import QUEUE_KEY
 from schemas.tables import REPLAY_CHECKPOINTS, STORED_OFFSET_TIMELINE
 
 END = datetime(2026, 11, 21, 12, tzinfo=timezone.utc)
@@ -21,7 +22,7 @@ def timeline_row(queue: int):
 
 
 def queues(df) -> list[int]:
-    return sorted(r.queue_id for r in df.select(*QUEUE_COLUMNS).collect())
+    return sorted(r.queue_id for r in df.select(*QUEUE_KEY).collect())
 
 
 def test_known_queues_come_from_the_checkpoint_at_the_end_or_else_from_the_timeline_and_seed(spark, tmp_path):

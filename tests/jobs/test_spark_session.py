@@ -44,6 +44,7 @@ def test_a_partition_size_spark_cannot_read_is_refused_when_settings_load():
 
 
 def test_the_session_caches_columns_as_they_are(spark):
-    # compressing a cache gathers dictionary statistics on every value of every column (a
-    # fifth of the replay's CPU) for caches that live one stage: build_session turns it off
+    # compressing a cache gathers dictionary statistics on every integer and text value (the
+    # cache's builders held a fifth of the 10M replay's JFR samples) for caches that live one
+    # stage: build_session turns it off
     assert spark.conf.get("spark.sql.inMemoryColumnarStorage.compressed") == "false"
