@@ -27,7 +27,7 @@ from pipelines.admin_progress import parse_admin_progress
 from pipelines.broker_log import parse_broker_log
 from pipelines.client_log import parse_client_log
 from pipelines.client_offsets import explode_client_offsets
-from pipelines.commit_events import parse_commit_events
+from pipelines.commit_events import CHECKED, parse_commit_events
 from pipelines.commit_preparse import PREPARSED_SCHEMA, preparse
 from pipelines.config_files import classify_config_file
 from pipelines.quarantine import Parsed
@@ -36,7 +36,7 @@ from schemas.config import Settings
 from schemas.tables import DELAY_OFFSETS, OFFSET_COMMITS, OFFSET_RESETS, OFFSET_SNAPSHOTS, QUEUE_OFFSETS, TableSpec
 
 # commit events of the plain shape are pre-parsed by the reader, in Arrow
-LINE_COLUMNS = {"commits": LineColumns(PREPARSED_SCHEMA, preparse)}
+LINE_COLUMNS = {"commits": LineColumns(PREPARSED_SCHEMA, preparse, spares_line=CHECKED)}
 SKIPPED_SCHEMA = StructType(
     [StructField("source_file", StringType()), StructField("status", StringType()), StructField("status_reason", StringType())]
 )

@@ -9,7 +9,9 @@ from 1, a trailing ``\\r`` removed (CRLF logs), and every failure becomes a row 
 are kept), a line that is not valid UTF-8, a file that vanished.
 
 A source may add columns computed from each batch of lines in the same pass
-(:class:`LineColumns`, e.g. commit events' vectorised pre-parse).
+(:class:`LineColumns`, e.g. commit events' vectorised pre-parse), and leave behind the
+text of the lines those columns say all of. What every line of a file shares (its path,
+cluster, hash, times) does not cross from the workers: a broadcast join adds it.
 """
 
 from __future__ import annotations
@@ -27,23 +29,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, LongType, StringType, StructField, StructType, TimestampType
 
 CHUNK_BYTES = 32 << 20
 TASKS_PER_CORE = 8  # read tasks per core: small enough groups to even out the cores' work
 GZIP_MAGIC = b"\x1f\x8b"
 
-FILE_SCHEMA = StructType(
-    [
-        StructField("path", StringType(), False),
-        StructField("source_file", StringType(), False),
-        StructField("cluster", StringType(), False),
-        StructField("broker", StringType(), True),
-        StructField("event_at", TimestampType(), True),
-        StructField("source_timezone", StringType(), False),
-        StructField("_file_hash", StringType(), False),
-    ]
-)
 LINES_SCHEMA = StructType(
     [
         StructField("source_file", StringType(), False),
@@ -57,6 +49,13 @@ LINES_SCHEMA = StructType(
         StructField("_file_hash", StringType(), False),
     ]
 )
+FILE_ID = "_file"  # a file's number in one read
+# What a file's every line carries: the workers send its number, a broadcast join adds these.
+FILE_COLUMNS = ("source_file", "cluster", "broker", "event_at", "source_timezone", "_file_hash")
+FILES_SCHEMA = StructType([StructField(FILE_ID, LongType(), False), *[LINES_SCHEMA[c] for c in FILE_COLUMNS]])
+# what the workers get (a file to read) and send (its lines)
+TASK_SCHEMA = StructType([StructField(FILE_ID, LongType(), False), StructField("path", StringType(), False)])
+READ_SCHEMA = StructType([StructField(FILE_ID, LongType(), False), *[f for f in LINES_SCHEMA.fields if f.name not in FILE_COLUMNS]])
 
 
 @dataclass(frozen=True)
@@ -75,10 +74,25 @@ class TextFile:
 @dataclass(frozen=True)
 class LineColumns:
     """Columns a source computes from a batch of lines, next to them (``compute`` returns one
-    array per field of ``schema``, as long as the lines)."""
+    array per field of ``schema``, as long as the lines).
+
+    ``spares_line`` names a boolean column of ``schema``: where it is true, the columns say
+    all the parser needs of the line, and the line's text is not sent on (it is null, with a
+    null ``read_error``). Every byte of a line would otherwise cross from the Python worker
+    to Spark and be copied into Spark's row.
+    """
 
     schema: StructType
     compute: Callable[[pa.Array], list[pa.Array]]
+    spares_line: str | None = None
+
+    def add(self, lines: pa.Array) -> tuple[pa.Array, list[pa.Array]]:
+        """The lines as sent on, and the computed columns."""
+        columns = self.compute(lines)
+        if self.spares_line is None:
+            return lines, columns
+        spared = columns[self.schema.names.index(self.spares_line)]
+        return pc.if_else(spared, pa.scalar(None, lines.type), lines), columns
 
 
 def _open(path: str):
@@ -122,23 +136,9 @@ def _decode(raw: pa.Array) -> tuple[pa.Array, pa.Array]:
 
 def _batch(meta: dict, first_line: int, lines: pa.Array, errors: pa.Array) -> pa.RecordBatch:
     n = len(lines)
-
-    def constant(key: str) -> pa.Array:  # the file's value on each of its lines
-        return pa.repeat(pa.scalar(meta[key], LINES_ARROW_SCHEMA.field(key).type), n)
-
     return pa.RecordBatch.from_arrays(
-        [
-            constant("source_file"),
-            pa.array(np.arange(first_line, first_line + n, dtype=np.int64)),
-            lines,
-            errors,
-            constant("cluster"),
-            constant("broker"),
-            constant("event_at"),
-            constant("source_timezone"),
-            constant("_file_hash"),
-        ],
-        schema=LINES_ARROW_SCHEMA,
+        [pa.repeat(pa.scalar(meta[FILE_ID], pa.int64()), n), pa.array(np.arange(first_line, first_line + n, dtype=np.int64)), lines, errors],
+        schema=READ_ARROW_SCHEMA,
     )
 
 
@@ -168,14 +168,16 @@ def _read_file(meta: dict) -> Iterator[pa.RecordBatch]:
 
 
 def _read_partition(batches: Iterator[pa.RecordBatch], extra: LineColumns | None = None) -> Iterator[pa.RecordBatch]:
-    schema = None if extra is None else _arrow_schema(LINES_SCHEMA.fields + extra.schema.fields)
+    schema = None if extra is None else _arrow_schema(READ_SCHEMA.fields + extra.schema.fields)
     for batch in batches:
         for meta in batch.to_pylist():
             for lines in _read_file(meta):
                 if extra is None:
                     yield lines
                 else:
-                    yield pa.RecordBatch.from_arrays([*lines.columns, *extra.compute(lines.column("line"))], schema=schema)
+                    read = lines.columns
+                    read[LINE], columns = extra.add(read[LINE])
+                    yield pa.RecordBatch.from_arrays([*read, *columns], schema=schema)
 
 
 def balanced_bins(sizes: Sequence[int], bins: int) -> list[list[int]]:
@@ -202,15 +204,21 @@ def read_lines(spark: SparkSession, files: Sequence[TextFile], extra: LineColumn
 
     Files go to tasks in groups of similar total size, the heaviest first, so that no core
     is left reading a large share alone at the end (a task per file when there are few).
+    The workers send each line with its file's number, not the file's path, cluster, hash
+    and times (some 140 bytes a line of a commit log): a broadcast join of the files adds them.
     """
-    rows = [(f.path, f.source_file, f.cluster, f.broker, f.event_at, f.source_timezone, f.file_hash) for f in files]
-    schema = LINES_SCHEMA if extra is None else StructType(LINES_SCHEMA.fields + extra.schema.fields)
-    if not rows:
-        return spark.createDataFrame([], schema)
+    extra_fields = extra.schema.fields if extra else []
+    if not files:
+        return spark.createDataFrame([], StructType(LINES_SCHEMA.fields + extra_fields))
+    tasks = [(n, f.path) for n, f in enumerate(files)]
+    described = spark.createDataFrame(
+        [(n, f.source_file, f.cluster, f.broker, f.event_at, f.source_timezone, f.file_hash) for n, f in enumerate(files)], FILES_SCHEMA
+    )
     bins = balanced_bins([_size(f.path) for f in files], spark.sparkContext.defaultParallelism * TASKS_PER_CORE)
-    grouped = spark.sparkContext.parallelize([[rows[i] for i in members] for members in bins], len(bins))
-    listing = spark.createDataFrame(grouped.flatMap(lambda group: group), FILE_SCHEMA)
-    return listing.mapInArrow(partial(_read_partition, extra=extra), schema)
+    grouped = spark.sparkContext.parallelize([[tasks[i] for i in members] for members in bins], len(bins))
+    listing = spark.createDataFrame(grouped.flatMap(lambda group: group), TASK_SCHEMA)
+    read = listing.mapInArrow(partial(_read_partition, extra=extra), StructType(READ_SCHEMA.fields + extra_fields))
+    return read.join(F.broadcast(described), FILE_ID).select(*LINES_SCHEMA.names, *[f.name for f in extra_fields])
 
 
 _ARROW_TYPES = {StringType: pa.string(), LongType: pa.int64(), TimestampType: pa.timestamp("us", tz="UTC"), BooleanType: pa.bool_()}
@@ -220,4 +228,5 @@ def _arrow_schema(fields: list[StructField]) -> pa.Schema:
     return pa.schema([pa.field(f.name, _ARROW_TYPES[type(f.dataType)], f.nullable) for f in fields])
 
 
-LINES_ARROW_SCHEMA = _arrow_schema(LINES_SCHEMA.fields)
+READ_ARROW_SCHEMA = _arrow_schema(READ_SCHEMA.fields)
+LINE = READ_SCHEMA.names.index("line")

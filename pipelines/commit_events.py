@@ -18,7 +18,7 @@ Lines of the plain shape may arrive pre-parsed by the reader
 fields go through the same checks, and are read exactly as the strict parse reads them.
 The reader also marks the pre-parsed lines that pass every check by its stricter rules
 (``CHECKED``, with their typed time, queue and offset): those land as they are, unchecked
-here.
+here, and arrive without their text (``line`` null: no rejection can need it).
 
 A line must be exactly one strict JSON value (RFC 8259: no trailing content, no
 single quotes or NaN, no duplicate names at any depth). Fields are read with

@@ -116,10 +116,18 @@ def test_a_source_adds_columns_computed_from_each_batch_of_lines(spark, tmp_path
 
     plain = '{"committed_at":1,"broker":"b","topic":"t","consumer_group":"g","queue_id":%d,"offset":2}'
     path = tmp_path / "c.jsonl.gz"
-    path.write_bytes(gzip.compress(("\r\n".join(plain % i for i in range(300)) + '\r\n{"broker":"b","x":1}\r\n').encode()))
+    lines = [plain % i for i in range(300)] + [plain % 70000, '{"broker":"b","x":1}']
+    path.write_bytes(gzip.compress(("\r\n".join(lines) + "\r\n").encode()))
     rows = read_lines(spark, [text_file(path)], LINE_COLUMNS["commits"]).collect()
     # CRLF removed and gzip read before the pre-parse; the line with an extra field is not plain
     assert sorted((r.line_no, r._pre, r._pre_queue_id, r._pre_committed_at_number) for r in rows) == [
         *[(n, True, str(n - 1), True) for n in range(1, 301)],
-        (301, False, None, None),
+        (301, True, "70000", True),
+        (302, False, None, None),
+    ]
+    # a checked line's text stays behind (its columns say it all); the others' is kept
+    assert sorted((r.line_no, r._pre_checked, r.line, r.read_error) for r in rows) == [
+        *[(n, True, None, None) for n in range(1, 301)],
+        (301, False, plain % 70000, None),
+        (302, False, '{"broker":"b","x":1}', None),
     ]

@@ -130,7 +130,11 @@ def with_line_columns(spark: SparkSession, lines: DataFrame, extra) -> DataFrame
     for r in sorted(lines.collect(), key=lambda r: (r.source_file, r.line_no)):
         by_file.setdefault(r.source_file, []).append(r)
     out = []
+    line = lines.columns.index("line")
     for of_file in by_file.values():
-        columns = extra.compute(pa.array([r.line for r in of_file], pa.string()))
-        out.extend(tuple(r) + tuple(c[i].as_py() for c in columns) for i, r in enumerate(of_file))
+        sent, columns = extra.add(pa.array([r.line for r in of_file], pa.string()))
+        out.extend(
+            tuple(r)[:line] + (sent[i].as_py(),) + tuple(r)[line + 1 :] + tuple(c[i].as_py() for c in columns)
+            for i, r in enumerate(of_file)
+        )
     return spark.createDataFrame(out, StructType(lines.schema.fields + extra.schema.fields))
