@@ -25,6 +25,10 @@ EMBEDDED_MASTER = "local[*]"
 # over HotSpot's 8,000-byte limit for compiling one; such a method runs in the bytecode
 # interpreter for the whole job (the commit-event parse took 1.7x as long).
 JIT_OPTIONS = "-XX:-DontCompileHugeMethods"
+# A batch job on a few cores wants throughput, not short pauses: the parallel collector's
+# cheaper write barriers cost less CPU than G1's, and its heap grows less (10M commit
+# ingest: JVM CPU -8%, the process tree's peak 5.6 -> 4.3 GiB).
+GC_OPTIONS = "-XX:+UseParallelGC"
 
 
 def _scratch_dir() -> str:
@@ -103,7 +107,7 @@ def build_session(settings: SparkSettings) -> SparkSession:
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         if not submitted.contains("spark.master"):  # the driver JVM, started here, is the executor
             derby = "-Dderby.system.home=" + _scratch_dir()
-            conf["spark.driver.extraJavaOptions"] = f"{derby} {JIT_OPTIONS}"
+            conf["spark.driver.extraJavaOptions"] = f"{derby} {JIT_OPTIONS} {GC_OPTIONS}"
     if settings.delta_engine == "spark":
         conf["spark.sql.extensions"] = DELTA_EXTENSION
         conf["spark.sql.catalog.spark_catalog"] = DELTA_CATALOG

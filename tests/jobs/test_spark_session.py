@@ -8,15 +8,18 @@ from pydantic import ValidationError
 from pyspark.sql import Window
 from pyspark.sql import functions as F
 
-from jobs.spark import JIT_OPTIONS
+from jobs.spark import GC_OPTIONS, JIT_OPTIONS
 from schemas.config import SparkSettings
 
 
-def test_the_driver_jvm_compiles_generated_methods_of_any_size(spark):
+def test_the_driver_jvm_compiles_generated_methods_of_any_size_and_collects_for_throughput(spark):
     # the test session is a local master started by build_session (tests/conftest.py)
     runtime = spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()  # type: ignore[union-attr]
     arguments = list(runtime.getInputArguments())
     assert JIT_OPTIONS in arguments
+    assert GC_OPTIONS in arguments
+    collectors = spark.sparkContext._jvm.java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()  # type: ignore[union-attr]
+    assert {c.getName() for c in collectors} == {"PS Scavenge", "PS MarkSweep"}
     assert any(a.startswith("-Dderby.system.home=") for a in arguments)
 
 
