@@ -137,7 +137,12 @@ def _decode(raw: pa.Array) -> tuple[pa.Array, pa.Array]:
 def _batch(meta: dict, first_line: int, lines: pa.Array, errors: pa.Array) -> pa.RecordBatch:
     n = len(lines)
     return pa.RecordBatch.from_arrays(
-        [pa.repeat(pa.scalar(meta[FILE_ID], pa.int64()), n), pa.array(np.arange(first_line, first_line + n, dtype=np.int64)), lines, errors],
+        [
+            pa.repeat(pa.scalar(meta[FILE_ID], pa.int64()), n),
+            pa.array(np.arange(first_line, first_line + n, dtype=np.int64)),
+            lines,
+            errors,
+        ],
         schema=READ_ARROW_SCHEMA,
     )
 
