@@ -210,7 +210,7 @@ def read_lines(spark: SparkSession, files: Sequence[TextFile], extra: LineColumn
     Files go to tasks in groups of similar total size, the heaviest first, so that no core
     is left reading a large share alone at the end (a task per file when there are few).
     The workers send each line with its file's number, not the file's path, cluster, hash
-    and times (some 140 bytes a line of a commit log): a broadcast join of the files adds them.
+    and times (175 bytes a line of the bench's commit logs): a broadcast join of the files adds them.
     """
     extra_fields = extra.schema.fields if extra else []
     if not files:
