@@ -29,6 +29,11 @@ JIT_OPTIONS = "-XX:-DontCompileHugeMethods"
 # collector the 10M replay alone took 134 s instead of 158 s (JVM CPU -14%, the process
 # tree's peak 3.7 GiB instead of 7.5 GiB); the commits-only 10M ingest's JVM CPU fell 8%.
 GC_OPTIONS = "-XX:+UseParallelGC"
+# A write partitioned by date keeps one file open per date a task meets, up to this many,
+# instead of first sorting the task's rows by date (beyond it Spark sorts the rest). The
+# tables are written by date and a task's rows span a date or two: the commits-only 10M
+# ingest's JVM CPU fell 7% (134.9 / 135.8 -> 125.8 / 126.4 s, runs alternated).
+CONCURRENT_WRITERS = 8
 
 
 def _scratch_dir() -> str:
@@ -75,6 +80,10 @@ def _base_conf(settings: SparkSettings) -> dict[str, str]:
         # Delta stores timestamps as INT64 microseconds (Spark's default is INT96).
         "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
         "spark.sql.parquet.compression.codec": "zstd",
+        # Spark's planned writes sort by the partition columns before any writer sees a row;
+        # without them a task writes through up to CONCURRENT_WRITERS open files unsorted
+        "spark.sql.optimizer.plannedWrite.enabled": "false",
+        "spark.sql.maxConcurrentOutputFileWriters": str(CONCURRENT_WRITERS),
         "spark.hadoop.mapreduce.fileoutputcommitter.marksuccessfuljobs": "false",
         "spark.hadoop.parquet.enable.summary-metadata": "false",
         "spark.sql.legacy.timeParserPolicy": "CORRECTED",

@@ -175,3 +175,16 @@ def test_row_count_matches_rows_after_replace(spark, lake):
     lake.append(SPEC, frame(spark, [row("a", ts(21, 9), 1), row("b", ts(21, 10), 2), row("c", ts(21, 11), 3)]))
     lake.replace_range(SPEC, frame(spark, [row("d", ts(21, 10, 5), 4), row("e", ts(21, 10, 6), 5)]), ts(21, 10), ts(21, 11))
     assert lake.row_count(SPEC) == 4
+
+
+def test_one_task_meeting_more_dates_than_open_writers_lands_every_row_under_its_date(spark, lake):
+    # a partitioned write keeps up to CONCURRENT_WRITERS files open per task, unsorted, and
+    # sorts what is left once a task meets more dates than that: both paths, in one task
+    from jobs.spark import CONCURRENT_WRITERS
+
+    days = range(1, CONCURRENT_WRITERS + 5)
+    rows = [row(f"e{i}", ts(days[i % len(days)], i % 24), i) for i in range(10 * len(days))]
+    lake.append(SPEC, frame(spark, rows).coalesce(1))
+    assert as_set(lake.read(SPEC)) == as_utc(rows)
+    per_date = lake.read(SPEC).groupBy("event_date").count().collect()
+    assert {r.event_date: r["count"] for r in per_date} == {date(2026, 11, d): 10 for d in days}

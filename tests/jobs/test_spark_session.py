@@ -51,3 +51,10 @@ def test_the_session_caches_columns_as_they_are(spark):
     # cache's builders held a fifth of the 10M replay's JFR samples) for caches that live one
     # stage: build_session turns it off
     assert spark.conf.get("spark.sql.inMemoryColumnarStorage.compressed") == "false"
+
+
+def test_partitioned_writes_go_through_open_files_instead_of_a_sort(spark):
+    from jobs.spark import CONCURRENT_WRITERS
+
+    assert spark.conf.get("spark.sql.optimizer.plannedWrite.enabled") == "false"
+    assert spark.conf.get("spark.sql.maxConcurrentOutputFileWriters") == str(CONCURRENT_WRITERS)
