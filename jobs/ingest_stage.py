@@ -119,9 +119,13 @@ def _ingest_batch(lake: Lake, settings: Settings, batch_id: str, run_id: str, ca
     output = parse_sources(lake.spark, settings, [c.file for c in candidates], {str(c.file.path): c.file_hash for c in candidates})
     for spec, landed in output.landed.items():
         _append(lake, spec, landed.withColumn("_ingest_run_id", F.lit(run_id)), batch_id)
-    rejected = output.rejected.withColumn("rejected_at", F.lit(now)).withColumn("_ingest_run_id", F.lit(run_id))
+    counts = {r.source_file: r for r in output.accounting.collect()}
+    # the accounting counts every rejected record: where it counts none, the rejected rows are
+    # known to be none without another scan of every parse
+    rejected = output.rejected if any(n.records_quarantined for n in counts.values()) else output.rejected.limit(0)
+    rejected = rejected.withColumn("rejected_at", F.lit(now)).withColumn("_ingest_run_id", F.lit(run_id))
     _append(lake, REJECTED_INPUTS, rejected, batch_id)
-    lake.merge(INGEST_RUNS, _final_rows(lake, output, run_id, batch_id, candidates, repeats))
+    lake.merge(INGEST_RUNS, _final_rows(lake, output, counts, run_id, batch_id, candidates, repeats))
     output.release()
 
 
@@ -131,9 +135,8 @@ def _append(lake: Lake, spec: TableSpec, df: DataFrame, batch_id: str) -> None:
     lake.append(spec, df, once_as=f"offsetlake-ingest:{batch_id}:{spec.path}")
 
 
-def _final_rows(lake: Lake, output: SourceOutput, run_id, batch_id, candidates, repeats) -> DataFrame:
-    """ops rows with each file's status and record counts (one small aggregate per batch)."""
-    counts = {r.source_file: r for r in output.accounting.collect()}
+def _final_rows(lake: Lake, output: SourceOutput, counts: dict, run_id, batch_id, candidates, repeats) -> DataFrame:
+    """ops rows with each file's status and record counts (``counts``: the accounting's rows by file)."""
     skipped = {r.source_file: r for r in output.skipped.collect()}
     now = datetime.now(timezone.utc)
     rows = []

@@ -14,6 +14,7 @@ from schemas.config import ReplaySettings, Settings
 from schemas.tables import (
     BRONZE_TABLES,
     GOLD_TABLES,
+    INGEST_RUNS,
     OFFSET_COMMITS,
     OFFSET_REGRESSIONS,
     REJECTED_INPUTS,
@@ -116,3 +117,23 @@ def test_an_interrupted_ingest_is_completed_without_duplicates(spark, landing, o
 def test_manifest_is_not_mistaken_for_input(landing):
     root, manifest = landing
     assert json.loads((root / "_simulation_manifest.json").read_text())["commit_events"] == manifest.commit_events
+
+
+def test_bad_commit_lines_are_quarantined_with_their_reason_and_counted_and_the_rest_lands(spark, tmp_path):
+    good = {"committed_at": "2026-11-21T10:00:00.000Z", "broker": "broker-a", "client_host": "10.0.0.1:1",
+            "topic": "t", "consumer_group": "g", "queue_id": 0, "offset": 5, "path": "update_offset"}  # fmt: skip
+    bad = {**good, "offset": -1}
+    stream = tmp_path / "landing" / "commits" / "prod-1" / "broker-a" / "2026-11-21" / "10.jsonl"
+    stream.parent.mkdir(parents=True)
+    stream.write_text("\n".join([json.dumps(good), json.dumps(bad), "not json"]) + "\n")
+    run(spark, tmp_path / "lake", tmp_path / "landing", run_id="bad", stages=("ingest",))
+    lake = Lake(spark, tmp_path / "lake")
+    assert [(r.offset, r.line_no) for r in lake.read(OFFSET_COMMITS).collect()] == [(5, 1)]
+    rejected = sorted(lake.read(REJECTED_INPUTS).collect(), key=lambda r: r.line_no)
+    assert [(r.source_file, r.line_no, r.raw, r.source_kind) for r in rejected] == [
+        (str(stream), 2, json.dumps(bad), "commits"),
+        (str(stream), 3, "not json", "commits"),
+    ]
+    assert all(r.reason for r in rejected)
+    (ops,) = lake.read(INGEST_RUNS).collect()
+    assert (ops.status, ops.records_read, ops.records_landed, ops.records_quarantined) == ("ingested", 3, 1, 2)
