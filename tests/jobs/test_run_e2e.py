@@ -1,4 +1,5 @@
-"""Every stage end to end on simulator data: findings, split-run invariance, idempotent re-runs, crash recovery."""
+"""Every stage end to end on simulator data: findings, split-run invariance, idempotent re-runs, crash recovery;
+and bad lines through the ingest stage into quarantine."""
 
 from __future__ import annotations
 
