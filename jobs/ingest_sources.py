@@ -52,6 +52,12 @@ class SourceOutput:
     skipped: DataFrame  # source_file, status, status_reason
     _persisted: list[DataFrame] = field(default_factory=list)
 
+    def rejected_given(self, counts: dict) -> DataFrame:
+        """The rejected rows, given the accounting's rows by file (``counts``): the accounting
+        counts every rejected row, so where it counts none this is an empty frame that scans
+        no parse, instead of a filter over every cached one."""
+        return self.rejected if any(n.records_quarantined for n in counts.values()) else self.rejected.limit(0)
+
     def release(self) -> None:
         for df in self._persisted:
             df.unpersist()

@@ -120,10 +120,7 @@ def _ingest_batch(lake: Lake, settings: Settings, batch_id: str, run_id: str, ca
     for spec, landed in output.landed.items():
         _append(lake, spec, landed.withColumn("_ingest_run_id", F.lit(run_id)), batch_id)
     counts = {r.source_file: r for r in output.accounting.collect()}
-    # the accounting counts every rejected record: where it counts none, the rejected rows are
-    # known to be none without another scan of every parse
-    rejected = output.rejected if any(n.records_quarantined for n in counts.values()) else output.rejected.limit(0)
-    rejected = rejected.withColumn("rejected_at", F.lit(now)).withColumn("_ingest_run_id", F.lit(run_id))
+    rejected = output.rejected_given(counts).withColumn("rejected_at", F.lit(now)).withColumn("_ingest_run_id", F.lit(run_id))
     _append(lake, REJECTED_INPUTS, rejected, batch_id)
     lake.merge(INGEST_RUNS, _final_rows(lake, output, counts, run_id, batch_id, candidates, repeats))
     output.release()

@@ -179,7 +179,8 @@ def test_row_count_matches_rows_after_replace(spark, lake):
 
 def test_one_task_meeting_more_dates_than_open_writers_lands_every_row_under_its_date(spark, lake):
     # a partitioned write keeps up to CONCURRENT_WRITERS files open per task, unsorted, and
-    # sorts what is left once a task meets more dates than that: both paths, in one task
+    # sorts what is left once a task meets more dates than that: one task meets more here (the
+    # test checks where the rows land, not which of Spark's two paths wrote them)
     from jobs.spark import CONCURRENT_WRITERS
 
     days = range(1, CONCURRENT_WRITERS + 5)
