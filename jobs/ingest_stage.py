@@ -23,7 +23,7 @@ from pyspark.sql import functions as F
 
 from jobs.ingest_sources import SourceOutput, parse_sources
 from jobs.lake import Lake
-from jobs.landing import LandedFile, content_hash, discover, identity
+from jobs.landing import LandedFile, content_hashes, discover, identity
 from schemas.config import Settings
 from schemas.tables import INGEST_RUNS, REJECTED_INPUTS, TableSpec
 
@@ -66,11 +66,11 @@ def _known_files(lake: Lake):
 
 
 def _candidates(files: list[LandedFile], cache) -> list[Candidate]:
-    out = []
-    for f in files:
-        file_hash = cache.get((str(f.path), f.size, f.mtime_ns)) or content_hash(f.path)
-        out.append(Candidate(f, file_hash, identity(f, file_hash)))
-    return out
+    """Each file with its content hash (from ``cache`` when its path, size and mtime are known)."""
+    cached = [cache.get((str(f.path), f.size, f.mtime_ns)) for f in files]
+    hashed = iter(content_hashes([f.path for f, known in zip(files, cached) if known is None]))
+    hashes = [known or next(hashed) for known in cached]
+    return [Candidate(f, h, identity(f, h)) for f, h in zip(files, hashes)]
 
 
 def run_ingest(lake: Lake, settings: Settings, landing, start, end, run_id: str) -> IngestResult:

@@ -34,6 +34,11 @@ GC_OPTIONS = "-XX:+UseParallelGC"
 # commits-only 10M ingest, where each task met a date or two, the JVM's CPU fell 7%
 # (134.9 / 135.8 -> 125.8 / 126.4 s, runs alternated, measured with 16 writers).
 CONCURRENT_WRITERS = 8
+# Reads of more explicit paths than Spark's threshold (32) list them in a Spark job, a task
+# per path. With a local master those tasks run on the driver's own cores after a job's
+# scheduling, so the driver lists them itself: reading the 10M bench's 762 snapshot files
+# waited 4-5 s for that job, a listing on the driver takes milliseconds.
+LOCAL_LISTING_THRESHOLD = 100_000
 
 
 def _scratch_dir() -> str:
@@ -114,6 +119,7 @@ def build_session(settings: SparkSettings) -> SparkSession:
         # Python workers on this machine run the driver's interpreter (its virtualenv);
         # PySpark reads this variable, not the conf, when it starts the context.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        conf["spark.sql.sources.parallelPartitionDiscovery.threshold"] = str(LOCAL_LISTING_THRESHOLD)
         if not submitted.contains("spark.master"):  # the driver JVM, started here, is the executor
             derby = "-Dderby.system.home=" + _scratch_dir()
             conf["spark.driver.extraJavaOptions"] = f"{derby} {JIT_OPTIONS} {GC_OPTIONS}"

@@ -58,3 +58,20 @@ def test_partitioned_writes_go_through_open_files_instead_of_a_sort(spark):
 
     assert spark.conf.get("spark.sql.optimizer.plannedWrite.enabled") == "false"
     assert spark.conf.get("spark.sql.maxConcurrentOutputFileWriters") == str(CONCURRENT_WRITERS)
+
+
+def test_a_local_session_lists_many_explicit_paths_without_a_spark_job(spark, tmp_path):
+    # beyond 32 paths Spark lists them in a job, a task per path: on a local master those
+    # tasks run on the driver's own cores, so build_session has the driver list them itself
+    paths = []
+    for n in range(40):
+        path = tmp_path / f"doc-{n}.json"
+        path.write_text(f'{{"n": {n}}}')
+        paths.append(str(path))
+    spark.sparkContext.setJobGroup("listing-test", "reading 40 explicit paths")
+    try:
+        frame = spark.read.schema("n long").json(paths)
+        assert list(spark.sparkContext.statusTracker().getJobIdsForGroup("listing-test")) == []
+    finally:
+        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+    assert sorted(r.n for r in frame.collect()) == list(range(40))
