@@ -70,6 +70,7 @@ class _Collector:
         self.spark = spark
         self.landed: dict[TableSpec, list[DataFrame]] = {}
         self.rejected: list[DataFrame] = []
+        self.counted: list[DataFrame] = []  # every record of every parse, for the accounting
         self.skipped: list[DataFrame] = []
         self.persisted: list[DataFrame] = []
 
@@ -83,6 +84,7 @@ class _Collector:
         parsed = parsed.cached(self.keep)
         self.landed.setdefault(spec, []).append(parsed.landed)
         self.rejected.append(parsed.rejected.withColumn("source_kind", F.lit(source_kind)))
+        self.counted.append(parsed.counted(spec.event_time))
 
     def skip(self, rows: list[tuple[str, str, str]]) -> None:
         if rows:
@@ -162,14 +164,8 @@ def _finish(spark: SparkSession, collector: _Collector) -> SourceOutput:
     # every part is cached by the collector: the unions cost nothing to recompute
     landed = {spec: _union(frames) for spec, frames in collector.landed.items()}
     rejected = _union(collector.rejected) if collector.rejected else None
-    parts = [
-        df.select("source_file", F.lit(1).alias("landed"), F.lit(0).alias("quarantined"), F.col(spec.event_time).alias("at"))
-        for spec, df in landed.items()
-    ]
-    if rejected is not None:
-        parts.append(rejected.select("source_file", F.lit(0).alias("landed"), F.lit(1).alias("quarantined"), F.lit(None).cast("timestamp").alias("at")))
-    if parts:
-        accounting = _union(parts).groupBy("source_file").agg(
+    if collector.counted:
+        accounting = _union(collector.counted).groupBy("source_file").agg(
             F.sum("landed").alias("records_landed"),
             F.sum("quarantined").alias("records_quarantined"),
             F.min("at").alias("event_min_at"),

@@ -43,6 +43,27 @@ class Parsed:
             return union_parsed([part.cached(persist) for part in self.parts])
         return Parsed(persist(self.landed), persist(self.rejected))
 
+    def counted(self, event_time: str) -> DataFrame:
+        """One row per record, landed or rejected, as a per-file accounting sums them:
+        ``source_file``, ``landed`` and ``quarantined`` (1 or 0), ``at`` (a landed row's
+        ``event_time``, else null). A split parse is read once for both kinds, not once per
+        filter."""
+        if self.tagged is not None:
+            lands = F.col(REJECT_REASON).isNull()
+            return self.tagged.select(
+                "source_file",
+                lands.cast("int").alias("landed"),
+                (~lands).cast("int").alias("quarantined"),
+                F.when(lands, F.col(event_time)).alias("at"),
+            )
+        if self.parts:
+            return reduce(lambda a, b: a.unionByName(b), [part.counted(event_time) for part in self.parts])
+        landed = self.landed.select("source_file", F.lit(1).alias("landed"), F.lit(0).alias("quarantined"), F.col(event_time).alias("at"))
+        rejected = self.rejected.select(
+            "source_file", F.lit(0).alias("landed"), F.lit(1).alias("quarantined"), F.lit(None).cast("timestamp").alias("at")
+        )
+        return landed.unionByName(rejected)
+
 
 def first_failure(*checks: tuple[Column, str]) -> Column:
     """The message of the first failing check, null when all pass.
