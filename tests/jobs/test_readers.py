@@ -5,7 +5,9 @@ from __future__ import annotations
 import gzip
 from datetime import datetime, timezone
 
-from jobs.readers import TextFile, balanced_bins, read_lines
+import pyarrow as pa
+
+from jobs.readers import TextFile, _gathered, balanced_bins, read_lines
 
 AT = datetime(2026, 11, 21, 10, 5, tzinfo=timezone.utc)
 
@@ -109,6 +111,17 @@ def test_many_files_read_in_parallel_keep_their_lines(spark, tmp_path):
     rows = lines_of(spark, *paths)
     assert len(rows) == sum(n + 1 for n in range(40))
     assert all(line == f"{name[1:3].lstrip('0') or '0'}:{line_no - 1}" for name, line_no, line, _ in rows)
+
+
+def test_small_files_lines_leave_the_worker_in_few_batches_in_order():
+    sizes = [3, 5, 10_000, 2, 8_190, 4, 1]
+    start = [sum(sizes[:n]) for n in range(len(sizes))]
+    batches = [pa.record_batch({"n": pa.array(range(s, s + size))}) for s, size in zip(start, sizes)]
+    gathered = list(_gathered(iter(batches), lines=8_192))
+    # 3 + 5 + 10,000 reach 8,192 together; 2 + 8,190 exactly; 4 + 1 are what is left
+    assert [b.num_rows for b in gathered] == [10_008, 8_192, 5]
+    assert [n for b in gathered for n in b.column("n").to_pylist()] == list(range(sum(sizes)))
+    assert list(_gathered(iter([]))) == []
 
 
 def test_a_source_adds_columns_computed_from_each_batch_of_lines(spark, tmp_path):
