@@ -194,7 +194,7 @@ def _gathered(batches: Iterator[pa.RecordBatch], lines: int = BATCH_LINES) -> It
 def _read_partition(batches: Iterator[pa.RecordBatch], extra: LineColumns | None = None) -> Iterator[pa.RecordBatch]:
     schema = None if extra is None else _arrow_schema(READ_SCHEMA.fields + extra.schema.fields)
     files = (meta for batch in batches for meta in batch.to_pylist())
-    for lines in _gathered(lines for meta in files for lines in _read_file(meta)):
+    for lines in _gathered(read for meta in files for read in _read_file(meta)):
         if extra is None:
             yield lines
         else:

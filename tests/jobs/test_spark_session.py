@@ -1,5 +1,5 @@
 """The session build_session starts: the JVM options it gives the driver it launches, how its
-shuffles are partitioned, and how it caches and writes."""
+shuffles are partitioned, how it lists explicit paths, and how it caches and writes."""
 
 from __future__ import annotations
 
