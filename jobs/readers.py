@@ -185,16 +185,20 @@ def _gathered(batches: Iterator[pa.RecordBatch], lines: int = BATCH_LINES) -> It
         pending.append(batch)
         count += batch.num_rows
         if count >= lines:
-            yield pending[0] if len(pending) == 1 else pa.concat_batches(pending)
+            yield _joined(pending)
             pending, count = [], 0
     if pending:
-        yield pending[0] if len(pending) == 1 else pa.concat_batches(pending)
+        yield _joined(pending)
+
+
+def _joined(batches: list[pa.RecordBatch]) -> pa.RecordBatch:
+    return batches[0] if len(batches) == 1 else pa.concat_batches(batches)
 
 
 def _read_partition(batches: Iterator[pa.RecordBatch], extra: LineColumns | None = None) -> Iterator[pa.RecordBatch]:
     schema = None if extra is None else _arrow_schema(READ_SCHEMA.fields + extra.schema.fields)
     files = (meta for batch in batches for meta in batch.to_pylist())
-    for lines in _gathered(read for meta in files for read in _read_file(meta)):
+    for lines in _gathered(piece for meta in files for piece in _read_file(meta)):
         if extra is None:
             yield lines
         else:

@@ -27,7 +27,7 @@ def test_each_record_is_counted_once_as_landed_or_quarantined_whatever_the_parse
     b = _parsed(spark, [("b", 2, "c", "g", -3, AT)])
     expected = {"a": (1, 1, AT, AT), "b": (1, 1, AT.replace(hour=11), AT.replace(hour=11))}
     # a split parse (one frame, read once), a union of parses, and a parse given as its two outputs
-    assert _sums(union_parsed([a, b]).counted("at")) == expected
-    both = Parsed(landed=union_parsed([a, b]).landed, rejected=union_parsed([a, b]).rejected)
-    assert _sums(both.counted("at")) == expected
+    union = union_parsed([a, b])
+    assert _sums(union.counted("at")) == expected
+    assert _sums(Parsed(landed=union.landed, rejected=union.rejected).counted("at")) == expected
     assert _sums(a.counted("at")) == {"a": (1, 1, AT, AT), "b": (1, 0, AT.replace(hour=11), AT.replace(hour=11))}
