@@ -21,7 +21,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
 from jobs.landing import LandedFile
-from jobs.readers import LineColumns, TextFile, read_lines
+from jobs.readers import LineColumns, TextFile, read_file_lines, read_lines
 from jobs.snapshot_reader import ClientOffsetFile, SnapshotFile, read_client_offset_files, read_snapshot_documents
 from pipelines.admin_progress import parse_admin_progress
 from pipelines.broker_log import parse_broker_log
@@ -70,7 +70,7 @@ class _Collector:
         self.spark = spark
         self.landed: dict[TableSpec, list[DataFrame]] = {}
         self.rejected: list[DataFrame] = []
-        self.counted: list[DataFrame] = []  # every record of every parse, for the accounting
+        self.counted: list[DataFrame] = []  # every parse's records, as the accounting sums them
         self.skipped: list[DataFrame] = []
         self.persisted: list[DataFrame] = []
 
@@ -145,10 +145,15 @@ def parse_sources(spark: SparkSession, settings: Settings, files: list[LandedFil
     for kind, zone in zones.items():
         if not by_kind.get(kind):
             continue
-        lines = read_lines(spark, _text_files(by_kind[kind], hashes, zone), LINE_COLUMNS.get(kind))
+        text_files = _text_files(by_kind[kind], hashes, zone)
         if kind == "commits":
-            collector.add(OFFSET_COMMITS, parse_commit_events(lines), kind)
-        elif kind == "broker_logs":
+            # the parse is cached with each line's file number, not its file's path, hash and
+            # cluster (some 140 bytes a line): the outputs join them back from the files
+            read = read_file_lines(spark, text_files, LINE_COLUMNS[kind])
+            collector.add(OFFSET_COMMITS, parse_commit_events(read.lines, read.files), kind)
+            continue
+        lines = read_lines(spark, text_files, LINE_COLUMNS.get(kind))
+        if kind == "broker_logs":
             parsed = parse_broker_log(collector.keep(lines))  # two parsers read the lines: read them once
             collector.add(OFFSET_COMMITS, parsed.commits, kind)
             collector.add(OFFSET_RESETS, parsed.resets, kind)
@@ -168,8 +173,8 @@ def _finish(spark: SparkSession, collector: _Collector) -> SourceOutput:
         accounting = _union(collector.counted).groupBy("source_file").agg(
             F.sum("landed").alias("records_landed"),
             F.sum("quarantined").alias("records_quarantined"),
-            F.min("at").alias("event_min_at"),
-            F.max("at").alias("event_max_at"),
+            F.min("first_at").alias("event_min_at"),
+            F.max("last_at").alias("event_max_at"),
         )
     else:
         accounting = spark.createDataFrame([], "source_file string, records_landed long, records_quarantined long, event_min_at timestamp, event_max_at timestamp")

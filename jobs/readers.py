@@ -32,6 +32,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, LongType, StringType, StructField, StructType, TimestampType
 
+from pipelines.quarantine import FILE_NUMBER
+
 CHUNK_BYTES = 32 << 20
 # Small files' lines leave a worker together, in batches of at least this many lines: Spark
 # takes each Arrow batch from the worker at a cost of its own (the 10M bench's 15,730
@@ -53,7 +55,7 @@ LINES_SCHEMA = StructType(
         StructField("_file_hash", StringType(), False),
     ]
 )
-FILE_ID = "_file"  # a file's number in one read
+FILE_ID = FILE_NUMBER  # a file's number in one read
 # What a file's every line carries: the workers send its number, a broadcast join adds these.
 FILE_COLUMNS = ("source_file", "cluster", "broker", "event_at", "source_timezone", "_file_hash")
 FILES_SCHEMA = StructType([StructField(FILE_ID, LongType(), False), *[LINES_SCHEMA[c] for c in FILE_COLUMNS]])
@@ -225,27 +227,46 @@ def _size(path: str) -> int:
         return 0  # the reader reports it as a row with read_error
 
 
-def read_lines(spark: SparkSession, files: Sequence[TextFile], extra: LineColumns | None = None) -> DataFrame:
-    """One row per line of ``files`` (see LINES_SCHEMA, then ``extra``'s columns), read in
-    parallel by the executors.
+@dataclass(frozen=True)
+class FileLines:
+    """Lines with their file's number (``FILE_ID``) in place of ``FILE_COLUMNS``, and the files
+    (``FILES_SCHEMA``: the number and those columns)."""
+
+    lines: DataFrame
+    files: DataFrame
+
+    def joined(self) -> DataFrame:
+        """The lines with their file's columns (``LINES_SCHEMA``, then the computed columns)."""
+        computed = [c for c in self.lines.columns if c not in READ_SCHEMA.names]
+        return self.lines.join(F.broadcast(self.files), FILE_ID).select(*LINES_SCHEMA.names, *computed)
+
+
+def read_file_lines(spark: SparkSession, files: Sequence[TextFile], extra: LineColumns | None = None) -> FileLines:
+    """One row per line of ``files`` (``READ_SCHEMA``, then ``extra``'s columns), read in
+    parallel by the executors, and the files' own columns by number.
 
     Files go to tasks in groups of similar total size, the heaviest first, so that no core
     is left reading a large share alone at the end (a task per file when there are few).
     The workers send each line with its file's number, not the file's path, cluster, hash
-    and times (175 bytes a line of the bench's commit logs): a broadcast join of the files adds them.
+    and times (175 bytes a line of the bench's commit logs).
     """
     extra_fields = extra.schema.fields if extra else []
-    if not files:
-        return spark.createDataFrame([], StructType(LINES_SCHEMA.fields + extra_fields))
-    tasks = [(n, f.path) for n, f in enumerate(files)]
     described = spark.createDataFrame(
         [(n, f.source_file, f.cluster, f.broker, f.event_at, f.source_timezone, f.file_hash) for n, f in enumerate(files)], FILES_SCHEMA
     )
+    if not files:
+        return FileLines(spark.createDataFrame([], StructType(READ_SCHEMA.fields + extra_fields)), described)
+    tasks = [(n, f.path) for n, f in enumerate(files)]
     bins = balanced_bins([_size(f.path) for f in files], spark.sparkContext.defaultParallelism * TASKS_PER_CORE)
     grouped = spark.sparkContext.parallelize([[tasks[i] for i in members] for members in bins], len(bins))
     listing = spark.createDataFrame(grouped.flatMap(lambda group: group), TASK_SCHEMA)
-    read = listing.mapInArrow(partial(_read_partition, extra=extra), StructType(READ_SCHEMA.fields + extra_fields))
-    return read.join(F.broadcast(described), FILE_ID).select(*LINES_SCHEMA.names, *[f.name for f in extra_fields])
+    return FileLines(listing.mapInArrow(partial(_read_partition, extra=extra), StructType(READ_SCHEMA.fields + extra_fields)), described)
+
+
+def read_lines(spark: SparkSession, files: Sequence[TextFile], extra: LineColumns | None = None) -> DataFrame:
+    """One row per line of ``files`` (see LINES_SCHEMA, then ``extra``'s columns): the lines of
+    :func:`read_file_lines`, a broadcast join of the files adding each line's file columns."""
+    return read_file_lines(spark, files, extra).joined()
 
 
 _ARROW_TYPES = {StringType: pa.string(), LongType: pa.int64(), TimestampType: pa.timestamp("us", tz="UTC"), BooleanType: pa.bool_()}

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
 
+from py4j.java_gateway import is_instance_of
+from py4j.protocol import Py4JJavaError
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
@@ -126,14 +128,41 @@ class _FileStatus:
     size: int | None  # None: the file does not exist
 
 
-def _stat(spark: SparkSession, path: str) -> _FileStatus:
-    """Qualify ``path`` and read its size through Hadoop's file system (metadata only)."""
+def _file_system_key(path: str) -> str:
+    """The scheme and authority of ``path`` (``""`` for a path without a scheme)."""
+    if "://" not in path:
+        return ""
+    scheme, _, rest = path.partition("://")
+    return f"{scheme}://{rest.split('/', 1)[0]}"
+
+
+def _statuses(spark: SparkSession, paths: list[str]) -> list[_FileStatus]:
+    """Qualify each path and read its size through Hadoop's file system (metadata only).
+
+    The JVM's classes and each file system are looked up once: every call into the JVM is
+    a round trip, and the 762 snapshot files of the 10M bench took 1.9 s at ~16 calls each.
+    """
     jvm = spark.sparkContext._jvm  # type: ignore[union-attr]
-    hadoop_path = jvm.org.apache.hadoop.fs.Path(path)  # type: ignore[union-attr]
-    fs = hadoop_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())  # type: ignore[union-attr]
-    qualified = fs.makeQualified(hadoop_path)
-    size = fs.getFileStatus(qualified).getLen() if fs.exists(qualified) else None
-    return _FileStatus(uri=qualified.toUri().toString(), path=qualified.toString(), size=size)
+    gateway = spark.sparkContext._gateway  # type: ignore[union-attr]
+    hadoop_path = jvm.org.apache.hadoop.fs.Path  # type: ignore[union-attr]
+    conf = spark.sparkContext._jsc.hadoopConfiguration()  # type: ignore[union-attr]
+    systems: dict[str, object] = {}
+    statuses = []
+    for path in paths:
+        raw = hadoop_path(path)
+        key = _file_system_key(path)
+        if key not in systems:
+            systems[key] = raw.getFileSystem(conf)
+        fs = systems[key]
+        qualified = fs.makeQualified(raw)
+        try:
+            size = fs.getFileStatus(qualified).getLen()
+        except Py4JJavaError as error:
+            if not is_instance_of(gateway, error.java_exception, "java.io.FileNotFoundException"):
+                raise
+            size = None  # gone since the landing was listed
+        statuses.append(_FileStatus(uri=qualified.toUri().toString(), path=qualified.toString(), size=size))
+    return statuses
 
 
 _SNAPSHOT_META = StructType(
@@ -186,7 +215,7 @@ def read_snapshot_documents(spark: SparkSession, files: list[SnapshotFile]) -> D
     array); ``offset_table``/``lmq_offset_table`` map each key to its value as a variant;
     ``corrupt_record`` holds the raw text of a file that does not parse.
     """
-    statuses = [_stat(spark, f.path) for f in files]
+    statuses = _statuses(spark, [f.path for f in files])
     meta = spark.createDataFrame(
         [
             (f.path, f.cluster, f.broker, f.snapshot_at, f.snapshot_source, f.document_kind, f.file_hash,
@@ -222,7 +251,7 @@ def read_client_offset_files(spark: SparkSession, files: list[ClientOffsetFile])
     which). The bytes are parsed by ``pipelines.client_offsets``: no JSON reader accepts
     the JSON objects these files use as map keys.
     """
-    statuses = [_stat(spark, f.path) for f in files]
+    statuses = _statuses(spark, [f.path for f in files])
     meta = spark.createDataFrame(
         [
             (f.path, f.cluster, f.snapshot_at, f.file_hash, s.size, _normalise(s.path))

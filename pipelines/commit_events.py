@@ -223,13 +223,18 @@ def _reason(checked: Column) -> Column:
     return F.coalesce(F.col("read_error"), F.when(~checked, failure))
 
 
-def parse_commit_events(lines: DataFrame) -> Parsed:
+def parse_commit_events(lines: DataFrame, files: DataFrame | None = None) -> Parsed:
     """Parse a commit-event lines DataFrame into ``offset_commits`` rows and rejections.
 
     Needs the reader's lines columns; produces ``Parsed(landed=COMMIT_COLUMNS,
     rejected=REJECTED_COLUMNS)`` with ``evidence='commit_log'``, ``commit_path`` from
     ``path`` and ``key_kind`` from :func:`pipelines.keys.key_kind`. Blank lines are dropped
     as non-records (see the module docstring).
+
+    With ``files``, the lines carry their file's number (``FILE_NUMBER``) in place of the
+    file's columns (``source_file``, ``cluster``, ``_file_hash``), which ``files`` holds by
+    number: the parse carries the number, and its outputs join the columns back (see
+    :func:`pipelines.quarantine.split_valid`).
     """
     records = lines.where(F.col("read_error").isNotNull() | ~F.coalesce(is_blank(F.col("line")), F.lit(False)))
     # a line the reader checked lands with its typed values; Spark's checks are for the others
@@ -258,4 +263,4 @@ def parse_commit_events(lines: DataFrame) -> Parsed:
             "reported_store_offset": F.lit(None).cast("long"),
         }
     ).withColumn("key_kind", key_kind(F.col("topic"), F.col("consumer_group")))
-    return split_valid(typed, _reason(checked), F.col("line"), COMMIT_COLUMNS)
+    return split_valid(typed, _reason(checked), F.col("line"), COMMIT_COLUMNS, files)

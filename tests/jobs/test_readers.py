@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 
 import pyarrow as pa
 
-from jobs.readers import TextFile, _gathered, balanced_bins, read_lines
+from jobs.readers import TextFile, _gathered, balanced_bins, read_file_lines, read_lines
 
 AT = datetime(2026, 11, 21, 10, 5, tzinfo=timezone.utc)
 
@@ -143,4 +143,30 @@ def test_a_source_adds_columns_computed_from_each_batch_of_lines(spark, tmp_path
         *[(n, True, None, None) for n in range(1, 301)],
         (301, False, plain % 70000, None),
         (302, False, '{"broker":"b","x":1}', None),
+    ]
+
+
+def test_commit_events_parsed_by_file_number_equal_those_parsed_with_their_files_columns(spark, tmp_path):
+    from jobs.ingest_sources import LINE_COLUMNS
+    from pipelines.commit_events import parse_commit_events
+
+    plain = '{"committed_at":1,"broker":"b","topic":"t","consumer_group":"g","queue_id":%d,"offset":2}'
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    first.write_text("\n".join([plain % 1, plain % 70000, "not json"]) + "\n")
+    second.write_text("\n".join([plain % 2, '{"broker":"b","x":1}']) + "\n")
+    files = [text_file(first), text_file(second)]
+    read = read_file_lines(spark, files, LINE_COLUMNS["commits"])
+    by_number = parse_commit_events(read.lines, read.files)
+    named = parse_commit_events(read_lines(spark, files, LINE_COLUMNS["commits"]))
+    assert "source_file" not in by_number.tagged.columns
+    assert sorted(by_number.landed.collect()) == sorted(named.landed.collect())
+    assert sorted(by_number.rejected.collect()) == sorted(named.rejected.collect())
+    assert sorted((r.source_file, r.line_no, r.reason) for r in by_number.rejected.collect()) == [
+        ("a.jsonl", 2, "queue_id not an integer in [0, 65535]"),
+        ("a.jsonl", 3, "not valid JSON"),
+        ("b.jsonl", 2, "missing field committed_at"),
+    ]
+    assert [tuple(r) for r in by_number.landed.select("source_file", "cluster", "_file_hash", "queue_id").orderBy("source_file").collect()] == [
+        ("a.jsonl", "c1", "h-a.jsonl", 1),
+        ("b.jsonl", "c1", "h-b.jsonl", 2),
     ]

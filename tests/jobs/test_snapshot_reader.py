@@ -13,7 +13,13 @@ import pytest
 from pyspark.sql import Row
 from pyspark.sql import functions as F
 
-from jobs.snapshot_reader import ClientOffsetFile, SnapshotFile, read_client_offset_files, read_snapshot_documents
+from jobs.snapshot_reader import (
+    ClientOffsetFile,
+    SnapshotFile,
+    _file_system_key,
+    read_client_offset_files,
+    read_snapshot_documents,
+)
 from pipelines.client_offsets import explode_client_offsets
 from pipelines.snapshots import explode_delay_offsets, explode_snapshots, records_per_file, select_snapshot_documents
 
@@ -302,3 +308,10 @@ def test_snapshot_file_wants_an_aware_utc_time_and_known_kinds():
         SnapshotFile("/x", "c", "b", AT, "main", "topics", "h")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="snapshot_source"):
         SnapshotFile("/x", "c", "b", AT, "lmq", "lmq", "h")  # type: ignore[arg-type]
+
+
+def test_file_systems_are_told_apart_by_scheme_and_authority():
+    assert _file_system_key("/landing/a/consumerOffset.json") == ""
+    assert _file_system_key("file:///landing/a.json") == "file://"
+    assert _file_system_key("hdfs://nn1:8020/landing/a.json") == "hdfs://nn1:8020"
+    assert _file_system_key("hdfs://nn2:8020/landing/a.json") != _file_system_key("hdfs://nn1:8020/landing/a.json")

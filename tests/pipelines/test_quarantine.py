@@ -11,14 +11,21 @@ from pipelines.quarantine import Parsed, split_valid, union_parsed
 AT = datetime(2026, 11, 21, 10, 0)
 
 
+
+
+def _reason():
+    return F.when(F.col("offset") < 0, F.lit("negative offset"))
+
+LANDED = ["source_file", "line_no", "offset", "at"]
+
+
 def _parsed(spark, rows) -> Parsed:
     df = spark.createDataFrame(rows, "source_file string, line_no long, cluster string, _file_hash string, offset long, at timestamp")
-    reason = F.when(F.col("offset") < 0, F.lit("negative offset"))
-    return split_valid(df, reason, F.col("offset"), ["source_file", "line_no", "offset", "at"])
+    return split_valid(df, _reason(), F.col("offset"), LANDED)
 
 
 def _sums(counted):
-    rows = counted.groupBy("source_file").agg(F.sum("landed"), F.sum("quarantined"), F.min("at"), F.max("at")).collect()
+    rows = counted.groupBy("source_file").agg(F.sum("landed"), F.sum("quarantined"), F.min("first_at"), F.max("last_at")).collect()
     return {r[0]: tuple(r[1:]) for r in rows}
 
 
@@ -31,3 +38,18 @@ def test_each_record_is_counted_once_as_landed_or_quarantined_whatever_the_parse
     assert _sums(union.counted("at")) == expected
     assert _sums(Parsed(landed=union.landed, rejected=union.rejected).counted("at")) == expected
     assert _sums(a.counted("at")) == {"a": (1, 1, AT, AT), "b": (1, 0, AT.replace(hour=11), AT.replace(hour=11))}
+
+
+def test_a_parse_carrying_file_numbers_gives_the_rows_and_counts_of_one_carrying_the_files_columns(spark):
+    files = spark.createDataFrame([(0, "a", "c", "h"), (1, "b", "d", "g")], "_file long, source_file string, cluster string, _file_hash string")
+    lines = [(0, 1, 5, AT), (0, 2, -1, AT), (1, 1, 7, AT.replace(hour=11)), (1, 2, -3, AT)]
+    numbered = spark.createDataFrame(lines, "_file long, line_no long, offset long, at timestamp")
+    by_number = split_valid(numbered, _reason(), F.col("offset"), LANDED, files)
+    named = _parsed(spark, [(["a", "b"][n], line, ["c", "d"][n], ["h", "g"][n], offset, at) for n, line, offset, at in lines])
+    assert "source_file" not in by_number.tagged.columns  # what a cache keeps is the narrow frame
+    for parse in (by_number, by_number.cached(lambda df: df.persist())):
+        assert sorted(parse.landed.collect()) == sorted(named.landed.collect())
+        assert sorted(parse.rejected.collect()) == sorted(named.rejected.collect())
+        assert _sums(parse.counted("at")) == _sums(named.counted("at")) == {
+            "a": (1, 1, AT, AT), "b": (1, 1, AT.replace(hour=11), AT.replace(hour=11))
+        }
