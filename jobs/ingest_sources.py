@@ -1,13 +1,13 @@
 """Route each landed file to its reader and parser; gather the rows per bronze table.
 
-| source kind     | reader                                  | parser                                     | lands in |
-|-----------------|-----------------------------------------|--------------------------------------------|----------|
-| snapshots       | snapshot_reader.read_snapshot_documents | snapshots.explode_snapshots / _delay_offsets | offset_snapshots, delay_offsets |
-| client_offsets  | snapshot_reader.read_client_offset_files| client_offsets.explode_client_offsets      | offset_snapshots |
-| commits         | readers.read_lines + commit_preparse    | commit_events.parse_commit_events          | offset_commits |
-| broker_logs     | readers.read_lines                      | broker_log.parse_broker_log                | offset_commits, offset_resets |
-| client_logs     | readers.read_lines                      | client_log.parse_client_log                | offset_commits |
-| progress        | readers.read_lines                      | admin_progress.parse_admin_progress        | queue_offsets |
+| source kind    | reader                                    | parser                                       | lands in |
+|----------------|-------------------------------------------|----------------------------------------------|----------|
+| snapshots      | snapshot_reader.read_snapshot_documents   | snapshots.explode_snapshots / _delay_offsets | offset_snapshots, delay_offsets |
+| client_offsets | snapshot_reader.read_client_offset_files  | client_offsets.explode_client_offsets        | offset_snapshots |
+| commits        | readers.read_file_lines + commit_preparse | commit_events.parse_commit_events            | offset_commits |
+| broker_logs    | readers.read_lines                        | broker_log.parse_broker_log                  | offset_commits, offset_resets |
+| client_logs    | readers.read_lines                        | client_log.parse_client_log                  | offset_commits |
+| progress       | readers.read_lines                        | admin_progress.parse_admin_progress          | queue_offsets |
 """
 
 from __future__ import annotations

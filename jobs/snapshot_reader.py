@@ -139,8 +139,9 @@ def _file_system_key(path: str) -> str:
 def _statuses(spark: SparkSession, paths: list[str]) -> list[_FileStatus]:
     """Qualify each path and read its size through Hadoop's file system (metadata only).
 
-    The JVM's classes and each file system are looked up once: every call into the JVM is
-    a round trip, and the 762 snapshot files of the 10M bench took 1.9 s at ~16 calls each.
+    The JVM's classes and each file system are looked up once, not per file: every call into
+    the JVM is a round trip (reading the 10M bench's 762 snapshot files took 1.66 s with the
+    lookups per file, 0.73 s without, warm).
     """
     jvm = spark.sparkContext._jvm  # type: ignore[union-attr]
     gateway = spark.sparkContext._gateway  # type: ignore[union-attr]
