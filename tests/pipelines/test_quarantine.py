@@ -9,14 +9,11 @@ from pyspark.sql import functions as F
 from pipelines.quarantine import Parsed, split_valid, union_parsed
 
 AT = datetime(2026, 11, 21, 10, 0)
-
-
+LANDED = ["source_file", "line_no", "offset", "at"]
 
 
 def _reason():
     return F.when(F.col("offset") < 0, F.lit("negative offset"))
-
-LANDED = ["source_file", "line_no", "offset", "at"]
 
 
 def _parsed(spark, rows) -> Parsed:
