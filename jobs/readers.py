@@ -55,13 +55,12 @@ LINES_SCHEMA = StructType(
         StructField("_file_hash", StringType(), False),
     ]
 )
-FILE_ID = FILE_NUMBER  # a file's number in one read
 # What a file's every line carries: the workers send its number, a broadcast join adds these.
 FILE_COLUMNS = ("source_file", "cluster", "broker", "event_at", "source_timezone", "_file_hash")
-FILES_SCHEMA = StructType([StructField(FILE_ID, LongType(), False), *[LINES_SCHEMA[c] for c in FILE_COLUMNS]])
+FILES_SCHEMA = StructType([StructField(FILE_NUMBER, LongType(), False), *[LINES_SCHEMA[c] for c in FILE_COLUMNS]])
 # what the workers get (a file to read) and send (its lines)
-TASK_SCHEMA = StructType([StructField(FILE_ID, LongType(), False), StructField("path", StringType(), False)])
-READ_SCHEMA = StructType([StructField(FILE_ID, LongType(), False), *[f for f in LINES_SCHEMA.fields if f.name not in FILE_COLUMNS]])
+TASK_SCHEMA = StructType([StructField(FILE_NUMBER, LongType(), False), StructField("path", StringType(), False)])
+READ_SCHEMA = StructType([StructField(FILE_NUMBER, LongType(), False), *[f for f in LINES_SCHEMA.fields if f.name not in FILE_COLUMNS]])
 
 
 @dataclass(frozen=True)
@@ -144,7 +143,7 @@ def _batch(meta: dict, first_line: int, lines: pa.Array, errors: pa.Array) -> pa
     n = len(lines)
     return pa.RecordBatch.from_arrays(
         [
-            pa.repeat(pa.scalar(meta[FILE_ID], pa.int64()), n),
+            pa.repeat(pa.scalar(meta[FILE_NUMBER], pa.int64()), n),
             pa.array(np.arange(first_line, first_line + n, dtype=np.int64)),
             lines,
             errors,
@@ -229,7 +228,7 @@ def _size(path: str) -> int:
 
 @dataclass(frozen=True)
 class FileLines:
-    """Lines with their file's number (``FILE_ID``) in place of ``FILE_COLUMNS``, and the files
+    """Lines with their file's number (``FILE_NUMBER``) in place of ``FILE_COLUMNS``, and the files
     (``FILES_SCHEMA``: the number and those columns)."""
 
     lines: DataFrame
@@ -238,7 +237,7 @@ class FileLines:
     def joined(self) -> DataFrame:
         """The lines with their file's columns (``LINES_SCHEMA``, then the computed columns)."""
         computed = [c for c in self.lines.columns if c not in READ_SCHEMA.names]
-        return self.lines.join(F.broadcast(self.files), FILE_ID).select(*LINES_SCHEMA.names, *computed)
+        return self.lines.join(F.broadcast(self.files), FILE_NUMBER).select(*LINES_SCHEMA.names, *computed)
 
 
 def read_file_lines(spark: SparkSession, files: Sequence[TextFile], extra: LineColumns | None = None) -> FileLines:
