@@ -154,31 +154,46 @@ def _days_from_civil(year: np.ndarray, month: np.ndarray, day: np.ndarray) -> np
 
 
 _MONTH_DAYS = np.array([0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31])
+FIRST_YEAR_MICROS = -62_135_596_800_000_000  # 0001-01-01T00:00:00Z
 
 
 def _iso_micros(texts: pa.Array) -> pa.Array:
     """UTC microseconds of ISO instants in ``Z`` (``_ISO_UTC``) that name a real date and time;
-    null for every other text."""
+    null for every other text.
+
+    Arrow's cast reads such a text as the calendar has it, and fails the whole batch on one
+    that names no real date or time; a batch holding one is read by :func:`_calendar_micros`.
+    The cast also reads the year 0, which the strict parse refuses.
+    """
     micros = np.zeros(len(texts), np.int64)
     valid = np.zeros(len(texts), bool)
     rows = np.flatnonzero(pc.fill_null(pc.match_substring_regex(texts, _ISO_UTC), False).to_numpy(zero_copy_only=False))
     if len(rows):
         iso = texts.take(pa.array(rows))
-
-        def number(start: int, stop: int) -> np.ndarray:  # the regular expression made these digits
-            return pc.cast(pc.utf8_slice_codeunits(iso, start, stop), pa.int64()).to_numpy()
-
-        year, month, day = number(0, 4), number(5, 7), number(8, 10)
-        hour, minute, second = number(11, 13), number(14, 16), number(17, 19)
-        fraction = pc.utf8_rpad(pc.utf8_rtrim(pc.utf8_slice_codeunits(iso, 20, 27), "Z"), 6, "0")
-        leap = ((year % 4 == 0) & (year % 100 != 0)) | (year % 400 == 0)
-        month_days = _MONTH_DAYS[np.clip(month, 0, 12)] + ((month == 2) & leap)
-        real = (year >= 1) & (month >= 1) & (month <= 12) & (day >= 1) & (day <= month_days)
-        real &= (hour < 24) & (minute < 60) & (second < 60)
-        seconds = _days_from_civil(year, month, day) * 86_400 + hour * 3_600 + minute * 60 + second
-        micros[rows] = seconds * 1_000_000 + pc.cast(fraction, pa.int64()).to_numpy()
-        valid[rows] = real
+        try:
+            micros[rows] = pc.cast(iso, pa.timestamp("us", "UTC")).cast(pa.int64()).to_numpy()
+            valid[rows] = micros[rows] >= FIRST_YEAR_MICROS
+        except pa.ArrowInvalid:
+            micros[rows], valid[rows] = _calendar_micros(iso)
     return pa.array(micros, mask=~valid)
+
+
+def _calendar_micros(iso: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """UTC microseconds of texts ``_ISO_UTC`` matched, and which of them name a real date and
+    time (year 1 on), computed field by field."""
+
+    def number(start: int, stop: int) -> np.ndarray:  # the regular expression made these digits
+        return pc.cast(pc.utf8_slice_codeunits(iso, start, stop), pa.int64()).to_numpy()
+
+    year, month, day = number(0, 4), number(5, 7), number(8, 10)
+    hour, minute, second = number(11, 13), number(14, 16), number(17, 19)
+    fraction = pc.utf8_rpad(pc.utf8_rtrim(pc.utf8_slice_codeunits(iso, 20, 27), "Z"), 6, "0")
+    leap = ((year % 4 == 0) & (year % 100 != 0)) | (year % 400 == 0)
+    month_days = _MONTH_DAYS[np.clip(month, 0, 12)] + ((month == 2) & leap)
+    real = (year >= 1) & (month >= 1) & (month <= 12) & (day >= 1) & (day <= month_days)
+    real &= (hour < 24) & (minute < 60) & (second < 60)
+    seconds = _days_from_civil(year, month, day) * 86_400 + hour * 3_600 + minute * 60 + second
+    return seconds * 1_000_000 + pc.cast(fraction, pa.int64()).to_numpy(), real
 
 
 def _committed_at_micros(times: pa.Array) -> pa.Array:

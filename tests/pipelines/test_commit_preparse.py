@@ -134,4 +134,13 @@ def test_iso_instants_are_read_as_the_calendar_has_them():
     instants = [start + timedelta(minutes=m, microseconds=m % 1_000_000) for m in range(0, 210_000_000, 1_000_003)]
     instants += [datetime(2000, 2, day, 23, 59, 59, 999999, tzinfo=timezone.utc) for day in range(1, 30)]
     texts = [t.strftime("%Y-%m-%dT%H:%M:%S.%fZ") for t in instants]
-    assert [v and v[0] for v in checked_values([json.dumps({**PLAIN, "committed_at": t}) for t in texts])] == instants
+    lines = [json.dumps({**PLAIN, "committed_at": t}) for t in texts]
+    assert [v and v[0] for v in checked_values(lines)] == instants
+    # a batch holding a date the calendar lacks is read field by field, to the same instants
+    no_such_day = json.dumps({**PLAIN, "committed_at": "2023-02-29T00:00:00Z"})
+    assert [v and v[0] for v in checked_values([*lines, no_such_day])] == [*instants, None]
+
+
+def test_the_year_0_is_left_to_the_checks_in_a_batch_of_real_dates():
+    lines = [json.dumps({**PLAIN, "committed_at": t}) for t in ("0000-12-31T23:59:59.999999Z", "0001-01-01T00:00:00Z")]
+    assert checked_values(lines) == [None, (datetime(1, 1, 1, tzinfo=timezone.utc), 5, 7)]
