@@ -17,7 +17,6 @@ import hashlib
 import logging
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from functools import partial
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -25,7 +24,6 @@ from pyspark.sql import functions as F
 from jobs.ingest_sources import SourceOutput, parse_sources
 from jobs.lake import Lake
 from jobs.landing import LandedFile, content_hashes, discover, identity
-from jobs.spark import side_by_side
 from schemas.config import Settings
 from schemas.tables import INGEST_RUNS, REJECTED_INPUTS, TableSpec
 
@@ -119,11 +117,8 @@ def _ingest_batch(lake: Lake, settings: Settings, batch_id: str, run_id: str, ca
     lake.merge(INGEST_RUNS, _ops_rows(lake, run_id, batch_id, candidates, "pending", None))
     now = datetime.now(timezone.utc)
     output = parse_sources(lake.spark, settings, [c.file for c in candidates], {str(c.file.path): c.file_hash for c in candidates})
-    # the tables are written side by side: one's small stages and Delta commit leave cores
-    # the others' tasks take (full 10M landing, four alternated pairs: 108.8 -> 106.2 s mean)
-    appends = [partial(_append, lake, spec, df.withColumn("_ingest_run_id", F.lit(run_id)), batch_id) for spec, df in output.landed.items()]
-    side_by_side(lake.spark, *appends)
-    # the accounting comes after, from the cached parses the writes filled
+    for spec, landed in output.landed.items():
+        _append(lake, spec, landed.withColumn("_ingest_run_id", F.lit(run_id)), batch_id)
     counts = {r.source_file: r for r in output.accounting.collect()}
     rejected = output.rejected_given(counts).withColumn("rejected_at", F.lit(now)).withColumn("_ingest_run_id", F.lit(run_id))
     _append(lake, REJECTED_INPUTS, rejected, batch_id)

@@ -12,11 +12,8 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, wait
-from typing import TypeVar
 
-from pyspark import SparkConf, inheritable_thread_target
+from pyspark import SparkConf
 from pyspark.sql import SparkSession
 
 from schemas.config import SparkSettings
@@ -138,25 +135,6 @@ def build_session(settings: SparkSettings) -> SparkSession:
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(os.environ.get("OFFSETLAKE_SPARK_LOG_LEVEL", "WARN"))
     return spark
-
-
-T = TypeVar("T")
-
-
-def side_by_side(spark: SparkSession, *calls: Callable[[], T]) -> list[T]:
-    """Run ``calls`` at once, each in a thread of its own, and return their results in order.
-
-    For independent writes: each call's Spark jobs are its own, and where one leaves a core
-    idle (a stage's last tasks, its planning, a Delta commit on the driver) the others' tasks
-    take it. Every call runs to its end; the first error is raised after. Each thread starts
-    with the caller's Spark local properties (job group, scheduler pool) and job tags.
-    """
-    if len(calls) < 2:
-        return [call() for call in calls]
-    with ThreadPoolExecutor(len(calls)) as pool:
-        futures = [pool.submit(inheritable_thread_target(spark)(call)) for call in calls]
-        wait(futures)
-    return [future.result() for future in futures]
 
 
 def native_delta_available(spark: SparkSession) -> bool:

@@ -1,18 +1,14 @@
 """The session build_session starts: the JVM options it gives the driver it launches, how its
-shuffles are partitioned, how it lists explicit paths, and how it caches and writes; calls run
-side by side."""
+shuffles are partitioned, how it lists explicit paths, and how it caches and writes."""
 
 from __future__ import annotations
-
-import threading
-from functools import partial
 
 import pytest
 from pydantic import ValidationError
 from pyspark.sql import Window
 from pyspark.sql import functions as F
 
-from jobs.spark import GC_OPTIONS, JIT_OPTIONS, side_by_side
+from jobs.spark import GC_OPTIONS, JIT_OPTIONS
 from schemas.config import SparkSettings
 
 
@@ -79,35 +75,3 @@ def test_a_local_session_lists_many_explicit_paths_without_a_spark_job(spark, tm
     finally:
         spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
     assert sorted(r.n for r in frame.collect()) == list(range(40))
-
-
-def test_calls_side_by_side_run_at_once_each_to_its_end_with_the_first_error_raised_after(spark):
-    finished = []
-
-    def count(started: threading.Barrier, n: int) -> int:
-        started.wait()  # every call is running at once, or this times out
-        total = spark.range(n).count()
-        finished.append(n)
-        return total
-
-    three = threading.Barrier(3, timeout=30)
-    assert side_by_side(spark, partial(count, three, 10), partial(count, three, 20), partial(count, three, 30)) == [10, 20, 30]
-
-    def fail(started: threading.Barrier) -> int:
-        started.wait()
-        raise ValueError("this write failed")
-
-    finished.clear()
-    two = threading.Barrier(2, timeout=30)
-    with pytest.raises(ValueError, match="this write failed"):
-        side_by_side(spark, partial(fail, two), partial(count, two, 5))
-    assert finished == [5]  # the other call still ran to its end
-
-
-def test_calls_side_by_side_start_with_the_callers_job_group(spark):
-    spark.sparkContext.setJobGroup("ingest-batch", "ingest batch")
-    try:
-        groups = side_by_side(spark, lambda: spark.sparkContext.getLocalProperty("spark.jobGroup.id"), lambda: "second")
-    finally:
-        spark.sparkContext.setJobGroup(None, None)
-    assert groups == ["ingest-batch", "second"]
