@@ -161,9 +161,9 @@ def parse_sources(spark: SparkSession, settings: Settings, files: list[LandedFil
             collector.add(OFFSET_COMMITS, parse_client_log(lines), kind)
         else:
             # table rows and file-level rejections are two parts: read the many small files once.
-            # The parse's window is per file: given as many partitions as the cores several
-            # times over, adaptive execution cannot merge them (it made 3 of the 10M bench's
-            # ~20 MB of lines, on 2 cores: the third task ran alone)
+            # The parse's window is per file: the lines get as many partitions as the cores several
+            # times over, which adaptive execution does not merge (it merged the 10M bench's ~20 MB
+            # of lines into 3 tasks on 2 cores, the third running alone)
             by_file = collector.keep(lines).repartition(spark.sparkContext.defaultParallelism * 4, "source_file", "_file_hash")
             collector.add(QUEUE_OFFSETS, parse_admin_progress(by_file), kind)
     return _finish(spark, collector)
