@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
+from urllib.parse import urlsplit
 
 from py4j.java_gateway import is_instance_of
 from py4j.protocol import Py4JJavaError
@@ -130,10 +131,8 @@ class _FileStatus:
 
 def _file_system_key(path: str) -> str:
     """The scheme and authority of ``path`` (``""`` for a path without a scheme)."""
-    if "://" not in path:
-        return ""
-    scheme, _, rest = path.partition("://")
-    return f"{scheme}://{rest.split('/', 1)[0]}"
+    parts = urlsplit(path)
+    return f"{parts.scheme}://{parts.netloc}" if parts.scheme else ""
 
 
 def _statuses(spark: SparkSession, paths: list[str]) -> list[_FileStatus]:

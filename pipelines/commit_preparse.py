@@ -171,8 +171,8 @@ def _iso_micros(texts: pa.Array) -> pa.Array:
     if len(rows):
         iso = texts.take(pa.array(rows))
         try:
-            micros[rows] = pc.cast(iso, pa.timestamp("us", "UTC")).cast(pa.int64()).to_numpy()
-            valid[rows] = micros[rows] >= FIRST_YEAR_MICROS
+            read = pc.cast(iso, pa.timestamp("us", "UTC")).cast(pa.int64()).to_numpy()
+            micros[rows], valid[rows] = read, read >= FIRST_YEAR_MICROS
         except pa.ArrowInvalid:
             micros[rows], valid[rows] = _calendar_micros(iso)
     return pa.array(micros, mask=~valid)

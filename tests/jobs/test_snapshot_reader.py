@@ -313,5 +313,6 @@ def test_snapshot_file_wants_an_aware_utc_time_and_known_kinds():
 def test_file_systems_are_told_apart_by_scheme_and_authority():
     assert _file_system_key("/landing/a/consumerOffset.json") == ""
     assert _file_system_key("file:///landing/a.json") == "file://"
+    assert _file_system_key("file:/landing/a.json") == "file://"  # one slash: the local file system all the same
     assert _file_system_key("hdfs://nn1:8020/landing/a.json") == "hdfs://nn1:8020"
     assert _file_system_key("hdfs://nn2:8020/landing/a.json") != _file_system_key("hdfs://nn1:8020/landing/a.json")

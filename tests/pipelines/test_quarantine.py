@@ -44,9 +44,13 @@ def test_a_parse_carrying_file_numbers_gives_the_rows_and_counts_of_one_carrying
     by_number = split_valid(numbered, _reason(), F.col("offset"), LANDED, files)
     named = _parsed(spark, [(["a", "b"][n], line, ["c", "d"][n], ["h", "g"][n], offset, at) for n, line, offset, at in lines])
     assert "source_file" not in by_number.tagged.columns  # what a cache keeps is the narrow frame
-    for parse in (by_number, by_number.cached(lambda df: df.persist())):
+    persisted = []
+    cached = by_number.cached(lambda df: persisted.append(df.persist()) or persisted[-1])
+    for parse in (by_number, cached):
         assert sorted(parse.landed.collect()) == sorted(named.landed.collect())
         assert sorted(parse.rejected.collect()) == sorted(named.rejected.collect())
         assert _sums(parse.counted("at")) == _sums(named.counted("at")) == {
             "a": (1, 1, AT, AT), "b": (1, 1, AT.replace(hour=11), AT.replace(hour=11))
         }
+    for df in persisted:
+        df.unpersist()
