@@ -6,6 +6,7 @@ from datetime import datetime
 
 from pyspark.sql import DataFrame, SparkSession
 
+from jobs.lake import in_range
 from schemas.tables import TableSpec
 
 
@@ -26,8 +27,9 @@ class NativeDeltaEngine:
         # Delta's own data skipping prunes files for the range filter the caller applies.
         return self.spark.read.format("delta").load(path)
 
-    def row_count(self, path: str, spec: TableSpec) -> int:
-        return self.spark.read.format("delta").load(path).count()
+    def row_count(self, path: str, spec: TableSpec, start: datetime | None, end: datetime | None) -> int:
+        rows = self.spark.read.format("delta").load(path)
+        return (rows.where(in_range(spec, start, end)) if start is not None or end is not None else rows).count()
 
     def _writer(self, df: DataFrame, spec: TableSpec, mode: str):
         writer = df.write.format("delta").mode(mode)

@@ -33,6 +33,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import DateType, IntegerType, LongType, TimestampType
 
+from jobs.lake import in_range
 from schemas.tables import TableSpec
 
 WRITES_DIR = "_offsetlake_writes"
@@ -157,6 +158,7 @@ class DeltaRsEngine:
                     "partition_values": {p: _partition_text(action.get(f"partition.{p}")) for p in spec.partition_by},
                     "min": _parse_stat(action.get(f"min.{event}")) if event else None,
                     "max": _parse_stat(action.get(f"max.{event}")) if event else None,
+                    "rows": action.get("num_records"),
                 }
             )
         return files
@@ -167,11 +169,30 @@ class DeltaRsEngine:
             return True
         return not ((start is not None and file["max"] < _aware(start)) or (end is not None and file["min"] >= _aware(end)))
 
-    def row_count(self, path: str, spec: TableSpec) -> int:
-        actions = pa.table(DeltaTable(str(_local_path(path))).get_add_actions(flatten=True))
-        if "num_records" in actions.column_names and actions["num_records"].null_count == 0:
-            return int(pa.compute.sum(actions["num_records"]).as_py() or 0)
-        return self.read(path, spec, None, None).count()
+    @staticmethod
+    def _within(file: dict, start: datetime | None, end: datetime | None) -> bool:
+        """True when every row of ``file`` lies in ``[start, end)`` by its event-time statistics.
+
+        A file's statistics are milliseconds; some writers floor the maximum (the embedded one
+        rounds it up): a maximum less than a millisecond before ``end`` does not prove it.
+        """
+        if start is None and end is None:
+            return True
+        if file["min"] is None or file["max"] is None:
+            return False
+        return (start is None or file["min"] >= _aware(start)) and (end is None or file["max"] + timedelta(milliseconds=1) <= _aware(end))
+
+    def row_count(self, path: str, spec: TableSpec, start: datetime | None, end: datetime | None) -> int:
+        """Rows (in ``[start, end)`` when given): the Delta log's row count of each file that
+        its statistics put wholly inside the range, a scan of the others that overlap it."""
+        files = [f for f in self._active_files(DeltaTable(str(_local_path(path))), spec) if self._overlaps(f, start, end)]
+        known = [f["rows"] is not None and self._within(f, start, end) for f in files]
+        scanned = [f for f, inside in zip(files, known) if not inside]
+        rows = sum(f["rows"] for f, inside in zip(files, known) if inside)
+        if scanned:
+            df = self._read_files(path, spec, scanned)
+            rows += (df.where(in_range(spec, start, end)) if start is not None or end is not None else df).count()
+        return rows
 
     def _read_files(self, path: str, spec: TableSpec, files: list[dict]) -> DataFrame:
         if not files:

@@ -100,9 +100,12 @@ class Lake:
         df = self._engine.read(self.path(spec), spec, start if ranged else None, end if ranged else None)
         return df.where(in_range(spec, start, end)) if ranged else df
 
-    def row_count(self, spec: TableSpec) -> int:
-        """Rows in the table, from the Delta log's file statistics where the engine has them."""
-        return self._engine.row_count(self.path(spec), spec) if self.exists(spec) else 0
+    def row_count(self, spec: TableSpec, *, start: datetime | None = None, end: datetime | None = None) -> int:
+        """Rows in the table (in ``[start, end)`` of its event time when given), from the Delta
+        log's file statistics where the engine has them and they settle it."""
+        if start is not None or end is not None:
+            in_range(spec, start, end)  # a table without an event time has no range
+        return self._engine.row_count(self.path(spec), spec, start, end) if self.exists(spec) else 0
 
     def append(self, spec: TableSpec, df: DataFrame, *, once_as: str | None = None) -> bool:
         """Add ``df``'s rows. With ``once_as``, a Delta transaction identifier, the append

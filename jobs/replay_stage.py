@@ -145,8 +145,8 @@ def _prune_checkpoints(lake: Lake, kept: int) -> None:
 
 def _record(lake: Lake, run_id: str, window: ReplayWindow) -> None:
     start, end = window.replayed_from, window.replayed_to
-    commits = lake.read(OFFSET_COMMITS_REPLAYED, start=start, end=end).count()
-    regressions = lake.read(OFFSET_REGRESSIONS, start=start, end=end).count()
+    commits = lake.row_count(OFFSET_COMMITS_REPLAYED, start=start, end=end)
+    regressions = lake.row_count(OFFSET_REGRESSIONS, start=start, end=end)
     row = [(run_id, window.requested_from, window.requested_to, start, end, commits, regressions, datetime.now(timezone.utc))]
     lake.merge(REPLAY_RUNS, lake.spark.createDataFrame(row, REPLAY_RUNS.schema))
 

@@ -189,3 +189,35 @@ def test_one_task_meeting_more_dates_than_open_writers_lands_every_row_under_its
     assert as_set(lake.read(SPEC)) == as_utc(rows)
     per_date = lake.read(SPEC).groupBy("event_date").count().collect()
     assert {r.event_date: r["count"] for r in per_date} == {date(2026, 11, d): 10 for d in days}
+
+
+def test_row_count_of_a_range_counts_the_rows_the_range_reads(spark, lake):
+    # files wholly inside the range are counted from the Delta log, the others are scanned:
+    # one file per append, one of them with a row less than a millisecond past the range's end
+    lake.append(SPEC, frame(spark, [row("a", ts(21, 9), 1), row("b", ts(21, 10), 2)]))
+    lake.append(SPEC, frame(spark, [row("c", ts(21, 10, 30), 3), row("d", ts(21, 10, 40), 4)]))
+    lake.append(SPEC, frame(spark, [row("e", ts(21, 11), 5), row("f", ts(21, 11).replace(microsecond=400), 6)]))
+    lake.append(SPEC, frame(spark, [row("g", ts(22, 1), 7)]))
+    end = ts(21, 11).replace(microsecond=300)
+    for start, stop in [(ts(21, 10), end), (ts(21, 10, 30), ts(21, 10, 41)), (None, end), (ts(21, 11), None), (ts(23, 0), None)]:
+        assert lake.row_count(SPEC, start=start, end=stop) == lake.read(SPEC, start=start, end=stop).count()
+    assert lake.row_count(SPEC, start=ts(21, 10), end=end) == 4
+
+
+def test_row_count_of_a_range_needs_an_event_time(spark, lake):
+    spec = TableSpec(layer="test", name="no_time", grain="one row per event", keys=("event_id",), schema=SPEC.schema)
+    lake.overwrite(spec, frame(spark, [row("a", ts(21, 9), 1)]))
+    with pytest.raises(LakeError, match="no event time"):
+        lake.row_count(spec, start=ts(21, 9))
+
+
+def test_a_file_is_within_a_range_only_when_its_statistics_prove_it():
+    from jobs.delta_rs import DeltaRsEngine
+
+    at = lambda micros: ts(21, 10).replace(microsecond=micros)  # noqa: E731
+    file = {"min": at(0), "max": at(1000)}  # statistics in milliseconds
+    assert DeltaRsEngine._within(file, at(0), at(2000))
+    assert not DeltaRsEngine._within(file, at(0), at(1500))  # a floored maximum may hide a row at 1.9 ms
+    assert not DeltaRsEngine._within(file, at(1), None)
+    assert not DeltaRsEngine._within({"min": None, "max": None}, at(0), None)
+    assert DeltaRsEngine._within({"min": None, "max": None}, None, None)
