@@ -159,6 +159,7 @@ class DeltaRsEngine:
                     "min": _parse_stat(action.get(f"min.{event}")) if event else None,
                     "max": _parse_stat(action.get(f"max.{event}")) if event else None,
                     "rows": action.get("num_records"),
+                    "null_times": action.get(f"null_count.{event}") if event else None,
                 }
             )
         return files
@@ -171,14 +172,15 @@ class DeltaRsEngine:
 
     @staticmethod
     def _within(file: dict, start: datetime | None, end: datetime | None) -> bool:
-        """True when every row of ``file`` lies in ``[start, end)`` by its event-time statistics.
+        """True when every row of ``file`` lies in ``[start, end)`` by its event-time statistics
+        (a row without an event time lies in no range).
 
         A file's statistics are milliseconds; some writers floor the maximum (the embedded one
         rounds it up): a maximum less than a millisecond before ``end`` does not prove it.
         """
         if start is None and end is None:
             return True
-        if file["min"] is None or file["max"] is None:
+        if file["min"] is None or file["max"] is None or file.get("null_times") != 0:
             return False
         return (start is None or file["min"] >= _aware(start)) and (end is None or file["max"] + timedelta(milliseconds=1) <= _aware(end))
 

@@ -215,9 +215,11 @@ def test_a_file_is_within_a_range_only_when_its_statistics_prove_it():
     from jobs.delta_rs import DeltaRsEngine
 
     at = lambda micros: ts(21, 10).replace(microsecond=micros)  # noqa: E731
-    file = {"min": at(0), "max": at(1000)}  # statistics in milliseconds
+    file = {"min": at(0), "max": at(1000), "null_times": 0}  # statistics in milliseconds
     assert DeltaRsEngine._within(file, at(0), at(2000))
     assert not DeltaRsEngine._within(file, at(0), at(1500))  # a floored maximum may hide a row at 1.9 ms
     assert not DeltaRsEngine._within(file, at(1), None)
-    assert not DeltaRsEngine._within({"min": None, "max": None}, at(0), None)
-    assert DeltaRsEngine._within({"min": None, "max": None}, None, None)
+    assert not DeltaRsEngine._within({**file, "null_times": 1}, at(0), at(2000))  # a row without a time
+    assert not DeltaRsEngine._within({**file, "null_times": None}, at(0), at(2000))  # no null count
+    assert not DeltaRsEngine._within({"min": None, "max": None, "null_times": 0}, at(0), None)
+    assert DeltaRsEngine._within({"min": None, "max": None, "null_times": None}, None, None)
