@@ -6,7 +6,7 @@ from datetime import datetime
 
 from pyspark.sql import DataFrame, SparkSession
 
-from jobs.lake import in_range
+from jobs.lake import rows_in_range
 from schemas.tables import TableSpec
 
 
@@ -28,8 +28,7 @@ class NativeDeltaEngine:
         return self.spark.read.format("delta").load(path)
 
     def row_count(self, path: str, spec: TableSpec, start: datetime | None, end: datetime | None) -> int:
-        rows = self.spark.read.format("delta").load(path)
-        return (rows.where(in_range(spec, start, end)) if start is not None or end is not None else rows).count()
+        return rows_in_range(self.spark.read.format("delta").load(path), spec, start, end).count()
 
     def _writer(self, df: DataFrame, spec: TableSpec, mode: str):
         writer = df.write.format("delta").mode(mode)

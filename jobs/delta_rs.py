@@ -23,7 +23,6 @@ from pathlib import Path
 from urllib.parse import unquote
 
 import pyarrow as pa
-import pyarrow.compute  # noqa: F401  (pa.compute)
 import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 from deltalake import CommitProperties, DeltaTable, Transaction
@@ -33,7 +32,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import DateType, IntegerType, LongType, TimestampType
 
-from jobs.lake import in_range
+from jobs.lake import rows_in_range
 from schemas.tables import TableSpec
 
 WRITES_DIR = "_offsetlake_writes"
@@ -187,13 +186,16 @@ class DeltaRsEngine:
     def row_count(self, path: str, spec: TableSpec, start: datetime | None, end: datetime | None) -> int:
         """Rows (in ``[start, end)`` when given): the Delta log's row count of each file that
         its statistics put wholly inside the range, a scan of the others that overlap it."""
-        files = [f for f in self._active_files(DeltaTable(str(_local_path(path))), spec) if self._overlaps(f, start, end)]
-        known = [f["rows"] is not None and self._within(f, start, end) for f in files]
-        scanned = [f for f, inside in zip(files, known) if not inside]
-        rows = sum(f["rows"] for f, inside in zip(files, known) if inside)
+        rows, scanned = 0, []
+        for file in self._active_files(DeltaTable(str(_local_path(path))), spec):
+            if not self._overlaps(file, start, end):
+                continue
+            if file["rows"] is not None and self._within(file, start, end):
+                rows += file["rows"]
+            else:
+                scanned.append(file)
         if scanned:
-            df = self._read_files(path, spec, scanned)
-            rows += (df.where(in_range(spec, start, end)) if start is not None or end is not None else df).count()
+            rows += rows_in_range(self._read_files(path, spec, scanned), spec, start, end).count()
         return rows
 
     def _read_files(self, path: str, spec: TableSpec, files: list[dict]) -> DataFrame:

@@ -58,6 +58,11 @@ def in_range(spec: TableSpec, start: datetime | None, end: datetime | None):
     return condition
 
 
+def rows_in_range(df: DataFrame, spec: TableSpec, start: datetime | None, end: datetime | None) -> DataFrame:
+    """``df``'s rows with ``start <= event_time < end`` (every row when neither bound is given)."""
+    return df if start is None and end is None else df.where(in_range(spec, start, end))
+
+
 class Lake:
     """A Delta lake rooted at one directory (or URI), written through one engine."""
 
@@ -96,9 +101,7 @@ class Lake:
         """Rows of ``spec`` (in ``[start, end)`` of its event time when given); empty if absent."""
         if not self.exists(spec):
             return self.spark.createDataFrame([], spec.schema)
-        ranged = start is not None or end is not None
-        df = self._engine.read(self.path(spec), spec, start if ranged else None, end if ranged else None)
-        return df.where(in_range(spec, start, end)) if ranged else df
+        return rows_in_range(self._engine.read(self.path(spec), spec, start, end), spec, start, end)
 
     def row_count(self, spec: TableSpec, *, start: datetime | None = None, end: datetime | None = None) -> int:
         """Rows in the table (in ``[start, end)`` of its event time when given), from the Delta

@@ -191,13 +191,17 @@ def test_one_task_meeting_more_dates_than_open_writers_lands_every_row_under_its
     assert {r.event_date: r["count"] for r in per_date} == {date(2026, 11, d): 10 for d in days}
 
 
+def one_file(spark, rows):
+    return frame(spark, rows).coalesce(1)
+
+
 def test_row_count_of_a_range_counts_the_rows_the_range_reads(spark, lake):
     # files wholly inside the range are counted from the Delta log, the others are scanned:
     # one file per append, one of them with a row less than a millisecond past the range's end
-    lake.append(SPEC, frame(spark, [row("a", ts(21, 9), 1), row("b", ts(21, 10), 2)]))
-    lake.append(SPEC, frame(spark, [row("c", ts(21, 10, 30), 3), row("d", ts(21, 10, 40), 4)]))
-    lake.append(SPEC, frame(spark, [row("e", ts(21, 11), 5), row("f", ts(21, 11).replace(microsecond=400), 6)]))
-    lake.append(SPEC, frame(spark, [row("g", ts(22, 1), 7)]))
+    lake.append(SPEC, one_file(spark, [row("a", ts(21, 9), 1), row("b", ts(21, 10), 2)]))
+    lake.append(SPEC, one_file(spark, [row("c", ts(21, 10, 30), 3), row("d", ts(21, 10, 40), 4)]))
+    lake.append(SPEC, one_file(spark, [row("e", ts(21, 11), 5), row("f", ts(21, 11).replace(microsecond=400), 6)]))
+    lake.append(SPEC, one_file(spark, [row("g", ts(22, 1), 7)]))
     end = ts(21, 11).replace(microsecond=300)
     for start, stop in [(ts(21, 10), end), (ts(21, 10, 30), ts(21, 10, 41)), (None, end), (ts(21, 11), None), (ts(23, 0), None)]:
         assert lake.row_count(SPEC, start=start, end=stop) == lake.read(SPEC, start=start, end=stop).count()
@@ -223,3 +227,21 @@ def test_a_file_is_within_a_range_only_when_its_statistics_prove_it():
     assert not DeltaRsEngine._within({**file, "null_times": None}, at(0), at(2000))  # no null count
     assert not DeltaRsEngine._within({"min": None, "max": None, "null_times": 0}, at(0), None)
     assert DeltaRsEngine._within({"min": None, "max": None, "null_times": None}, None, None)
+
+
+def test_a_range_the_statistics_settle_is_counted_without_reading_a_file(spark, lake, monkeypatch):
+    if lake.engine_name != "delta-rs":
+        pytest.skip("the embedded engine's counting from statistics")
+    lake.append(SPEC, one_file(spark, [row("a", ts(21, 9), 1), row("b", ts(21, 10), 2)]))
+    lake.append(SPEC, one_file(spark, [row("c", ts(21, 10, 30), 3), row("d", ts(21, 10, 40), 4)]))
+    read, original = [], lake._engine._read_files
+
+    def recording(path, spec, files):  # the engine's only way to Spark when it counts
+        read.append(len(files))
+        return original(path, spec, files)
+
+    monkeypatch.setattr(lake._engine, "_read_files", recording)
+    assert lake.row_count(SPEC, start=ts(21, 10, 30), end=ts(21, 10, 41)) == 2  # the second file, wholly inside
+    assert read == []
+    assert lake.row_count(SPEC, start=ts(21, 9, 30), end=ts(21, 10, 41)) == 3  # the first file straddles the start
+    assert read == [1]
