@@ -85,6 +85,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--skip-incremental", action="store_true", help="skip the incremental case (the last hour's run on the history's lake)"
     )
+    bench.add_argument(
+        "--repeat", type=int, default=1,
+        help="run each commits and snapshots case N times, pipeline then DuckDB, and judge the median run (default 1)",
+    )  # fmt: skip
     _settings_options(bench)
     return parser
 

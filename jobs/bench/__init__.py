@@ -7,7 +7,9 @@ broker's day of snapshots unless ``--skip-snapshots``) it generates the inputs w
 simulator, runs ingest, replay, marts and publish on the embedded default (audit is not
 timed) in a child process while sampling its memory, computes the same tables with DuckDB
 from the same files, checks that both agree row for row, prints the figures and writes them
-to ``<workdir>/bench-<timestamp>.json``. Exit code 1 when any table differs.
+to ``<workdir>/bench-<timestamp>.json``. With ``--repeat N`` each commits and snapshots case
+runs N times (pipeline, then DuckDB), and its figures are the median run's. Exit code 1 when
+any table differs.
 
 DuckDB is a benchmark-only dependency (the ``bench`` extra): it is imported only here.
 """
@@ -39,6 +41,8 @@ def run_bench(args: argparse.Namespace, settings: Settings) -> int:
         raise ConfigError("offsetlake bench needs DuckDB: install the 'bench' extra (pip install 'offsetlake[bench]')") from error
     from jobs.bench.runner import bench, default_cases
 
+    if args.repeat < 1:
+        raise ConfigError(f"--repeat takes a number of runs of at least 1; got {args.repeat}")
     cases = default_cases(parse_sizes(args.sizes), args.skip_snapshots, args.skip_incremental)
-    _, _, exit_code = bench(cases, settings, args.workdir)
+    _, _, exit_code = bench(cases, settings, args.workdir, repeat=args.repeat)
     return exit_code

@@ -27,14 +27,16 @@ from jobs.bench.duckdb_reference import compute_reference
 from jobs.bench.incremental import can_split, incremental_figures, link_files, split_landing
 from jobs.bench.memory import TreeSampler
 from jobs.bench.pipeline_run import Interval, PipelineRun, run_isolated, run_measured
-from jobs.bench.printout import print_case, print_summary
-from jobs.bench.report import case_figures, stage_rows, summarize, write_report
+from jobs.bench.printout import print_case, print_repeats, print_summary
+from jobs.bench.report import case_figures, repeated, stage_rows, summarize, write_report
 from jobs.bench.spark_profile import event_log_conf, profile_stages
 from jobs.cli import EXIT_FAILED, EXIT_OK
 from jobs.simulator import MANIFEST_NAME, SimulationManifest, SimulationSpec, simulate
 from schemas.config import Settings
 
 START = datetime(2026, 11, 21, tzinfo=timezone.utc)
+# the kinds ``repeat`` runs several times (start-up and incremental runs measure fixed costs and growth)
+REPEATED_KINDS = ("commits", "snapshots")
 
 
 @dataclass(frozen=True)
@@ -176,21 +178,34 @@ def _judged(case, settings, inputs, landing, lake, timed: TimedRun, *, keep_outp
     return figures
 
 
-def bench(cases: list[BenchCase], settings: Settings, workdir: Path, *, isolate: bool = True, keep_outputs: bool = False):
+def bench(cases: list[BenchCase], settings: Settings, workdir: Path, *, isolate: bool = True, keep_outputs: bool = False, repeat: int = 1):
     """Run ``cases`` in order, printing each; returns (report, path of its JSON, exit code).
+
+    With ``repeat`` above 1, each commits and snapshots case runs that many times, the pipeline
+    then DuckDB each time, on the same inputs and a fresh lake; the case's figures are its
+    median run's (:func:`jobs.bench.report.repeated`).
 
     The JSON (``<workdir>/bench-<timestamp>.json``) is rewritten after every case, so a long
     run that is interrupted keeps the figures measured so far.
     """
+    if repeat < 1:
+        raise ValueError(f"repeat must be at least 1, got {repeat}")
     workdir.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     path = workdir / f"bench-{stamp}.json"
     figures: list[dict] = []
     report = summarize(figures, settings, isolate)
     for case in cases:
-        print(f"\n== {case.name}: generating inputs, running the pipeline, then DuckDB ...", flush=True)
-        figures.append(run_case(case, settings, workdir, isolate=isolate, keep_outputs=keep_outputs))
-        print_case(figures[-1])
+        runs: list[dict] = []
+        count = repeat if case.kind in REPEATED_KINDS else 1
+        for n in range(1, count + 1):
+            which = f" (run {n} of {count})" if count > 1 else ""
+            print(f"\n== {case.name}{which}: generating inputs, running the pipeline, then DuckDB ...", flush=True)
+            runs.append(run_case(case, settings, workdir, isolate=isolate, keep_outputs=keep_outputs))
+            print_case(runs[-1])
+        figures.append(repeated(runs))
+        if count > 1:
+            print_repeats(figures[-1])
         report = summarize(figures, settings, isolate)
         write_report(report, path)
     print_summary(report, path)
