@@ -185,8 +185,8 @@ def bench(cases: list[BenchCase], settings: Settings, workdir: Path, *, isolate:
     then DuckDB each time, on the same inputs and a fresh lake; the case's figures are its
     median run's (:func:`jobs.bench.report.repeated`).
 
-    The JSON (``<workdir>/bench-<timestamp>.json``) is rewritten after every case, so a long
-    run that is interrupted keeps the figures measured so far.
+    The JSON (``<workdir>/bench-<timestamp>.json``) is rewritten after every run, so a long
+    bench that is interrupted keeps the figures measured so far.
     """
     if repeat < 1:
         raise ValueError(f"repeat must be at least 1, got {repeat}")
@@ -194,7 +194,6 @@ def bench(cases: list[BenchCase], settings: Settings, workdir: Path, *, isolate:
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     path = workdir / f"bench-{stamp}.json"
     figures: list[dict] = []
-    report = summarize(figures, settings, isolate)
     for case in cases:
         runs: list[dict] = []
         count = repeat if case.kind in REPEATED_KINDS else 1
@@ -203,11 +202,11 @@ def bench(cases: list[BenchCase], settings: Settings, workdir: Path, *, isolate:
             print(f"\n== {case.name}{which}: generating inputs, running the pipeline, then DuckDB ...", flush=True)
             runs.append(run_case(case, settings, workdir, isolate=isolate, keep_outputs=keep_outputs))
             print_case(runs[-1])
+            write_report(summarize([*figures, repeated(runs)], settings, isolate), path)  # an interrupted case keeps its runs
         figures.append(repeated(runs))
         if count > 1:
             print_repeats(figures[-1])
-        report = summarize(figures, settings, isolate)
-        write_report(report, path)
+    report = summarize(figures, settings, isolate)
     print_summary(report, path)
     mismatches = [line for f in figures for line in f["comparison"]["mismatches"]]
     if mismatches:
