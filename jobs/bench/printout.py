@@ -55,7 +55,8 @@ def print_case(case: dict) -> None:
 def print_repeats(case: dict) -> None:
     """The runs of a repeated case, and which one its figures are."""
     runs = "; ".join(
-        f"run {r['run']}: {r['ingest_through_marts_seconds']:.1f}s / DuckDB {r['duckdb_seconds']:.1f}s = {_number(r['ingest_through_marts_to_duckdb'], 2)}x"
+        f"run {r['run']}: {r['ingest_through_marts_seconds']:.1f}s / DuckDB {r['duckdb_seconds']:.1f}s "
+        f"= {_number(r['ingest_through_marts_to_duckdb'], 2)}x"
         for r in case["repeats"]
     )
     print(f"-- {case['case']}, {case['median_of_runs']} runs (ingest through marts vs DuckDB): {runs}")

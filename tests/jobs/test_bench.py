@@ -127,7 +127,8 @@ def test_a_repeated_case_lists_every_run_and_takes_the_median_runs_figures(bench
     _, report, path, _, _ = bench_run
     (case,) = json.loads(path.read_text())["cases"]
     assert case["median_of_runs"] == 2 and [r["run"] for r in case["repeats"]] == [1, 2]
-    assert all(r["agrees"] and r["pipeline_seconds"] > r["ingest_through_marts_seconds"] > 0 and r["duckdb_seconds"] > 0 for r in case["repeats"])
+    for run in case["repeats"]:
+        assert run["agrees"] and run["pipeline_seconds"] > run["ingest_through_marts_seconds"] > 0 and run["duckdb_seconds"] > 0
     ratios = [r["ingest_through_marts_to_duckdb"] for r in case["repeats"]]
     assert case["ingest_through_marts_to_duckdb"] == max(ratios)  # of two, the higher middle one
     assert case["repeats"][case["median_run"] - 1]["ingest_through_marts_to_duckdb"] == max(ratios)
