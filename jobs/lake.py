@@ -45,11 +45,16 @@ def conform(df: DataFrame, spec: TableSpec) -> DataFrame:
     return df.select(*[F.col(f.name).cast(f.dataType).alias(f.name) for f in spec.schema.fields])
 
 
-def in_range(spec: TableSpec, start: datetime | None, end: datetime | None):
-    """Condition ``start <= event_time < end`` on ``spec`` (either bound optional)."""
+def require_event_time(spec: TableSpec) -> str:
+    """``spec``'s event-time column: a table without one has no range to select."""
     if spec.event_time is None:
         raise LakeError(f"{spec.path} has no event time column to select a range on")
-    column = F.col(spec.event_time)
+    return spec.event_time
+
+
+def in_range(spec: TableSpec, start: datetime | None, end: datetime | None):
+    """Condition ``start <= event_time < end`` on ``spec`` (either bound optional)."""
+    column = F.col(require_event_time(spec))
     condition = F.lit(True)
     if start is not None:
         condition = condition & (column >= F.lit(start))
@@ -107,7 +112,7 @@ class Lake:
         """Rows in the table (in ``[start, end)`` of its event time when given), from the Delta
         log's file statistics where the engine has them and they settle it."""
         if start is not None or end is not None:
-            in_range(spec, start, end)  # a table without an event time has no range
+            require_event_time(spec)  # also where the engine would settle the count without a scan
         return self._engine.row_count(self.path(spec), spec, start, end) if self.exists(spec) else 0
 
     def append(self, spec: TableSpec, df: DataFrame, *, once_as: str | None = None) -> bool:

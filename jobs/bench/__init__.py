@@ -41,8 +41,6 @@ def run_bench(args: argparse.Namespace, settings: Settings) -> int:
         raise ConfigError("offsetlake bench needs DuckDB: install the 'bench' extra (pip install 'offsetlake[bench]')") from error
     from jobs.bench.runner import bench, default_cases
 
-    if args.repeat < 1:
-        raise ConfigError(f"--repeat takes a number of runs of at least 1; got {args.repeat}")
     cases = default_cases(parse_sizes(args.sizes), args.skip_snapshots, args.skip_incremental)
     _, _, exit_code = bench(cases, settings, args.workdir, repeat=args.repeat)
     return exit_code

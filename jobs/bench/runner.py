@@ -32,7 +32,7 @@ from jobs.bench.report import case_figures, repeated, stage_rows, summarize, wri
 from jobs.bench.spark_profile import event_log_conf, profile_stages
 from jobs.cli import EXIT_FAILED, EXIT_OK
 from jobs.simulator import MANIFEST_NAME, SimulationManifest, SimulationSpec, simulate
-from schemas.config import Settings
+from schemas.config import ConfigError, Settings
 
 START = datetime(2026, 11, 21, tzinfo=timezone.utc)
 # the kinds ``repeat`` runs several times (start-up and incremental runs measure fixed costs and growth)
@@ -189,7 +189,7 @@ def bench(cases: list[BenchCase], settings: Settings, workdir: Path, *, isolate:
     bench that is interrupted keeps the figures measured so far.
     """
     if repeat < 1:
-        raise ValueError(f"repeat must be at least 1, got {repeat}")
+        raise ConfigError(f"--repeat takes a number of runs of at least 1; got {repeat}")
     workdir.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     path = workdir / f"bench-{stamp}.json"
