@@ -3,7 +3,8 @@
 A write goes in three steps, none of which brings table data to the driver:
 
 1. Spark writes Parquet (Hive-style partition directories) into a private directory of
-   the table, from its executors.
+   the table, from its executors (an append may also take files that Python workers wrote
+   there: see :meth:`DeltaRsEngine.files_dir`).
 2. The files are moved into the table directory; their footers (metadata only) give the
    Delta statistics (row count, min/max, null count) used for file skipping.
 3. One delta-rs transaction adds them (and, for a replace, removes the files they supersede).
@@ -220,10 +221,16 @@ class DeltaRsEngine:
         for column in spec.high_cardinality:
             writer = writer.option(f"parquet.enable.dictionary#{column}", "false")
         writer.parquet(str(staging))
+        return self._adopt(local, spec, staging)
+
+    def _adopt(self, local: Path, spec: TableSpec, staging: Path, prefix: str = "") -> list[AddAction]:
+        """Move the Parquet files under ``staging`` (Hive-style partition directories) into the
+        table at ``local``, their names prefixed with ``prefix``; their AddActions."""
         actions = []
         now_ms = int(time.time() * 1000)
         for file in sorted(staging.rglob("*.parquet")):
             relative = file.relative_to(staging)
+            relative = relative.with_name(prefix + relative.name)
             target = local / relative
             target.parent.mkdir(parents=True, exist_ok=True)
             file.rename(target)
@@ -257,12 +264,27 @@ class DeltaRsEngine:
                 actions, mode="append", schema=table.schema(), partition_by=list(spec.partition_by), commit_properties=properties
             )
 
-    def append(self, path: str, spec: TableSpec, df: DataFrame, once_as: str | None = None) -> bool:
+    def files_dir(self, path: str, name: str) -> str:
+        """An empty local directory of the table's where files written outside Spark wait for
+        an append to take them (whatever an earlier, interrupted write left there is removed)."""
+        directory = _local_path(path) / WRITES_DIR / name
+        shutil.rmtree(directory, ignore_errors=True)
+        return str(directory)
+
+    def append(self, path: str, spec: TableSpec, df: DataFrame, once_as: str | None = None, files: str | None = None) -> bool:
+        """Append ``df`` and the Parquet files under ``files`` (see :meth:`files_dir`), in one commit."""
         table = self._table(path, spec)
-        if once_as and table.transaction_version(once_as) is not None:
-            return False
-        self._commit(table, spec, self._write_files(path, spec, df), once_as)
-        return True
+        try:
+            if once_as and table.transaction_version(once_as) is not None:
+                return False
+            adds = self._write_files(path, spec, df)
+            if files is not None and Path(files).is_dir():
+                adds += self._adopt(_local_path(path), spec, Path(files), prefix=f"{uuid.uuid4().hex}-")
+            self._commit(table, spec, adds, once_as)
+            return True
+        finally:
+            if files is not None:
+                shutil.rmtree(files, ignore_errors=True)
 
     def replace_range(self, path: str, spec: TableSpec, df: DataFrame, start: datetime, end: datetime) -> None:
         """Copy-on-write replaceWhere: files wholly inside the range are dropped, files that

@@ -4,7 +4,7 @@
 |----------------|-------------------------------------------|----------------------------------------------|----------|
 | snapshots      | snapshot_reader.read_snapshot_documents   | snapshots.explode_snapshots / _delay_offsets | offset_snapshots, delay_offsets |
 | client_offsets | snapshot_reader.read_client_offset_files  | client_offsets.explode_client_offsets        | offset_snapshots |
-| commits        | readers.read_file_lines + commit_preparse | commit_events.parse_commit_events            | offset_commits |
+| commits        | readers.read_file_lines + commit_preparse | commit_events.parse_commit_events (and, on the embedded lake, reader_landing) | offset_commits |
 | broker_logs    | readers.read_lines                        | broker_log.parse_broker_log                  | offset_commits, offset_resets |
 | client_logs    | readers.read_lines                        | client_log.parse_client_log                  | offset_commits |
 | progress       | readers.read_lines                        | admin_progress.parse_admin_progress          | queue_offsets |
@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import reduce
 
 from pyspark import StorageLevel
@@ -21,6 +21,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
 from jobs.landing import LandedFile
+from jobs.reader_landing import FileCount, ReaderLanding, landed_counts, utc
 from jobs.readers import LineColumns, TextFile, read_file_lines, read_lines
 from jobs.snapshot_reader import ClientOffsetFile, SnapshotFile, read_client_offset_files, read_snapshot_documents
 from pipelines.admin_progress import parse_admin_progress
@@ -51,6 +52,21 @@ class SourceOutput:
     accounting: DataFrame  # source_file, records_landed, records_quarantined, event_min_at, event_max_at
     skipped: DataFrame  # source_file, status, status_reason
     _persisted: list[DataFrame] = field(default_factory=list)
+    # tables some of whose rows the reader wrote itself, and the directory of those files
+    reader_landed: dict[TableSpec, str] = field(default_factory=dict)
+
+    def counts(self) -> dict[str, FileCount]:
+        """Each file's accounting: Spark's, plus the rows the reader landed (see
+        jobs.reader_landing). Collected before any write: computing it runs every read, so the
+        reader's files are all there when a table's append takes them."""
+        counts = {
+            r.source_file: FileCount(r.records_landed, r.records_quarantined, utc(r.event_min_at), utc(r.event_max_at))
+            for r in self.accounting.collect()
+        }
+        for directory in self.reader_landed.values():
+            for source_file, landed in landed_counts(directory).items():
+                counts[source_file] = counts[source_file].plus(landed) if source_file in counts else landed
+        return counts
 
     def rejected_given(self, counts: dict) -> DataFrame:
         """The rejected rows, given the accounting's rows by file (``counts``): the accounting
@@ -73,6 +89,7 @@ class _Collector:
         self.counted: list[DataFrame] = []  # every parse's records, as the accounting sums them
         self.skipped: list[DataFrame] = []
         self.persisted: list[DataFrame] = []
+        self.reader_landed: dict[TableSpec, str] = {}
 
     def keep(self, df: DataFrame) -> DataFrame:
         """Cache a frame several outputs are derived from, so its files are read or parsed once."""
@@ -126,8 +143,15 @@ def _client_offsets(spark, collector: _Collector, files: list[LandedFile], hashe
     collector.skipped.append(result.skipped.select("source_file", "status", "status_reason"))
 
 
-def parse_sources(spark: SparkSession, settings: Settings, files: list[LandedFile], hashes: dict[str, str]) -> SourceOutput:
-    """Read and parse ``files`` (any kinds); see the module docstring for the routing."""
+def parse_sources(
+    spark: SparkSession, settings: Settings, files: list[LandedFile], hashes: dict[str, str], landing: ReaderLanding | None = None
+) -> SourceOutput:
+    """Read and parse ``files`` (any kinds); see the module docstring for the routing.
+
+    With ``landing``, the commit-event reader writes the rows of the lines it has checked
+    into ``landing.directory`` itself (see jobs.reader_landing); the output names that
+    directory for bronze/offset_commits (``reader_landed``).
+    """
     collector = _Collector(spark)
     by_kind: dict[str, list[LandedFile]] = {}
     for f in files:
@@ -149,8 +173,11 @@ def parse_sources(spark: SparkSession, settings: Settings, files: list[LandedFil
         if kind == "commits":
             # the parse is cached with each line's file number, not its file's path, hash and
             # cluster (some 140 bytes a line): the outputs join them back from the files
-            read = read_file_lines(spark, text_files, LINE_COLUMNS[kind])
+            columns = LINE_COLUMNS[kind] if landing is None else replace(LINE_COLUMNS[kind], lands=landing.land)
+            read = read_file_lines(spark, text_files, columns)
             collector.add(OFFSET_COMMITS, parse_commit_events(read.lines, read.files), kind)
+            if landing is not None:
+                collector.reader_landed[OFFSET_COMMITS] = landing.directory
             continue
         lines = read_lines(spark, text_files, LINE_COLUMNS.get(kind))
         if kind == "broker_logs":
@@ -187,4 +214,4 @@ def _finish(spark: SparkSession, collector: _Collector) -> SourceOutput:
 
         rejected = spark.createDataFrame([], REJECTED_INPUTS.schema).drop("rejected_at", "_ingest_run_id")
     skipped = _union(collector.skipped) if collector.skipped else spark.createDataFrame([], SKIPPED_SCHEMA)
-    return SourceOutput(landed, rejected, accounting, skipped, collector.persisted)
+    return SourceOutput(landed, rejected, accounting, skipped, collector.persisted, collector.reader_landed)

@@ -24,8 +24,9 @@ from pyspark.sql import functions as F
 from jobs.ingest_sources import SourceOutput, parse_sources
 from jobs.lake import Lake
 from jobs.landing import LandedFile, content_hashes, discover, identity
+from jobs.reader_landing import ReaderLanding
 from schemas.config import Settings
-from schemas.tables import INGEST_RUNS, REJECTED_INPUTS, TableSpec
+from schemas.tables import INGEST_RUNS, OFFSET_COMMITS, REJECTED_INPUTS, TableSpec
 
 log = logging.getLogger(__name__)
 PATH_TIMED_KINDS = ("snapshots", "progress", "client_offsets")
@@ -116,20 +117,23 @@ def _ingest_batch(lake: Lake, settings: Settings, batch_id: str, run_id: str, ca
         return
     lake.merge(INGEST_RUNS, _ops_rows(lake, run_id, batch_id, candidates, "pending", None))
     now = datetime.now(timezone.utc)
-    output = parse_sources(lake.spark, settings, [c.file for c in candidates], {str(c.file.path): c.file_hash for c in candidates})
+    # on the embedded lake the commit reader lands the lines it has checked itself
+    directory = lake.files_dir(OFFSET_COMMITS, f"reader-{batch_id}")
+    landing = ReaderLanding(directory, run_id) if directory else None
+    output = parse_sources(lake.spark, settings, [c.file for c in candidates], {str(c.file.path): c.file_hash for c in candidates}, landing)
+    counts = output.counts()  # runs every read: the reader's files are written before the appends
     for spec, landed in output.landed.items():
-        _append(lake, spec, landed.withColumn("_ingest_run_id", F.lit(run_id)), batch_id)
-    counts = {r.source_file: r for r in output.accounting.collect()}
+        _append(lake, spec, landed.withColumn("_ingest_run_id", F.lit(run_id)), batch_id, output.reader_landed.get(spec))
     rejected = output.rejected_given(counts).withColumn("rejected_at", F.lit(now)).withColumn("_ingest_run_id", F.lit(run_id))
     _append(lake, REJECTED_INPUTS, rejected, batch_id)
     lake.merge(INGEST_RUNS, _final_rows(lake, output, counts, run_id, batch_id, candidates, repeats))
     output.release()
 
 
-def _append(lake: Lake, spec: TableSpec, df: DataFrame, batch_id: str) -> None:
+def _append(lake: Lake, spec: TableSpec, df: DataFrame, batch_id: str, files: str | None = None) -> None:
     if spec.partition_by and spec.event_time and spec.partition_by[0] not in df.columns:
         df = df.withColumn(spec.partition_by[0], F.to_date(spec.event_time))
-    lake.append(spec, df, once_as=f"offsetlake-ingest:{batch_id}:{spec.path}")
+    lake.append(spec, df, once_as=f"offsetlake-ingest:{batch_id}:{spec.path}", files=files)
 
 
 def _final_rows(lake: Lake, output: SourceOutput, counts: dict, run_id, batch_id, candidates, repeats) -> DataFrame:

@@ -13,6 +13,7 @@ Write modes, all atomic Delta commits::
 
     lake.append(OFFSET_COMMITS, df)                       # add rows
     lake.append(OFFSET_COMMITS, df, once_as="batch-42")   # add rows at most once
+    lake.append(OFFSET_COMMITS, df, files=directory)      # and the Parquet files of files_dir()
     lake.replace_range(OFFSET_COMMITS, df, start, end)    # replaceWhere start <= event_time < end
     lake.overwrite(REPLAY_CHECKPOINTS, df)                # replace the whole table
     lake.merge(INGEST_RUNS, df)                           # upsert on the table's keys
@@ -115,10 +116,26 @@ class Lake:
             require_event_time(spec)  # also where the engine would settle the count without a scan
         return self._engine.row_count(self.path(spec), spec, start, end) if self.exists(spec) else 0
 
-    def append(self, spec: TableSpec, df: DataFrame, *, once_as: str | None = None) -> bool:
-        """Add ``df``'s rows. With ``once_as``, a Delta transaction identifier, the append
-        happens at most once: a repeat (a re-run after a crash) is skipped. True if written."""
-        return self._engine.append(self.path(spec), spec, conform(df, spec), once_as)
+    def files_dir(self, spec: TableSpec, name: str) -> str | None:
+        """A local directory where code outside Spark (a Python worker) may write Parquet files
+        of ``spec`` for an append to take (``append``'s ``files``), or None where the lake cannot
+        take such files: native Spark Delta, or workers that do not share the driver's disk.
+
+        The files hold ``spec``'s columns but its partition columns, in Hive-style partition
+        directories (``commit_date=2026-11-21/...``), as Spark's writer leaves them.
+        """
+        if self.engine_name != "delta-rs" or not self.spark.sparkContext.master.startswith("local"):
+            return None
+        return self._engine.files_dir(self.path(spec), name)
+
+    def append(self, spec: TableSpec, df: DataFrame, *, once_as: str | None = None, files: str | None = None) -> bool:
+        """Add ``df``'s rows (and the rows of the Parquet files under ``files``, a directory from
+        :meth:`files_dir`, which the append empties). With ``once_as``, a Delta transaction
+        identifier, the append happens at most once: a repeat (a re-run after a crash) is
+        skipped. True if written."""
+        if files is None:
+            return self._engine.append(self.path(spec), spec, conform(df, spec), once_as)
+        return self._engine.append(self.path(spec), spec, conform(df, spec), once_as, files)
 
     def replace_range(self, spec: TableSpec, df: DataFrame, start: datetime, end: datetime) -> None:
         """Replace the rows with ``start <= event_time < end`` by ``df`` (whose rows must lie in it)."""

@@ -20,7 +20,7 @@ import gzip
 import heapq
 import os
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
@@ -90,6 +90,10 @@ class LineColumns:
     schema: StructType
     compute: Callable[[pa.Array], list[pa.Array]]
     spares_line: str | None = None
+    # lands some lines itself (jobs.reader_landing): given a batch of lines with the computed
+    # columns and each file number's (source_file, cluster, _file_hash), returns the lines it
+    # did not land, which alone go on to Spark
+    lands: Callable[[pa.RecordBatch, Mapping[int, tuple[str, str, str]]], pa.RecordBatch] | None = None
 
     def add(self, lines: pa.Array) -> tuple[pa.Array, list[pa.Array]]:
         """The lines as sent on, and the computed columns."""
@@ -196,16 +200,22 @@ def _joined(batches: list[pa.RecordBatch]) -> pa.RecordBatch:
     return batches[0] if len(batches) == 1 else pa.concat_batches(batches)
 
 
-def _read_partition(batches: Iterator[pa.RecordBatch], extra: LineColumns | None = None) -> Iterator[pa.RecordBatch]:
+def _read_partition(
+    batches: Iterator[pa.RecordBatch], extra: LineColumns | None = None, files: Mapping[int, tuple[str, str, str]] | None = None
+) -> Iterator[pa.RecordBatch]:
     schema = None if extra is None else _arrow_schema(READ_SCHEMA.fields + extra.schema.fields)
-    files = (meta for batch in batches for meta in batch.to_pylist())
-    for lines in _gathered(piece for meta in files for piece in _read_file(meta)):
+    tasks = (meta for batch in batches for meta in batch.to_pylist())
+    for lines in _gathered(piece for meta in tasks for piece in _read_file(meta)):
         if extra is None:
             yield lines
-        else:
-            read = lines.columns
-            read[LINE], columns = extra.add(read[LINE])
-            yield pa.RecordBatch.from_arrays([*read, *columns], schema=schema)
+            continue
+        read = lines.columns
+        read[LINE], columns = extra.add(read[LINE])
+        batch = pa.RecordBatch.from_arrays([*read, *columns], schema=schema)
+        if extra.lands is not None:
+            batch = extra.lands(batch, files or {})
+        if batch.num_rows:
+            yield batch
 
 
 def balanced_bins(sizes: Sequence[int], bins: int) -> list[list[int]]:
@@ -259,7 +269,9 @@ def read_file_lines(spark: SparkSession, files: Sequence[TextFile], extra: LineC
     bins = balanced_bins([_size(f.path) for f in files], spark.sparkContext.defaultParallelism * TASKS_PER_CORE)
     grouped = spark.sparkContext.parallelize([[tasks[i] for i in members] for members in bins], len(bins))
     listing = spark.createDataFrame(grouped.flatMap(lambda group: group), TASK_SCHEMA)
-    return FileLines(listing.mapInArrow(partial(_read_partition, extra=extra), StructType(READ_SCHEMA.fields + extra_fields)), described)
+    named = {n: (f.source_file, f.cluster, f.file_hash) for n, f in enumerate(files)} if extra and extra.lands else None
+    read = partial(_read_partition, extra=extra, files=named)
+    return FileLines(listing.mapInArrow(read, StructType(READ_SCHEMA.fields + extra_fields)), described)
 
 
 def read_lines(spark: SparkSession, files: Sequence[TextFile], extra: LineColumns | None = None) -> DataFrame:

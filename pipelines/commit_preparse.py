@@ -62,6 +62,9 @@ from pipelines.commit_events import (
     checked_value,
     preparsed_field,
 )
+from pipelines.keys import key_kind_of
+from pipelines.quarantine import FILE_NUMBER
+from schemas.tables import OFFSET_COMMITS
 
 MIN_PIECE = 256  # a failing piece this small goes to the strict path whole
 BLOCK_BYTES = 16 << 20  # Arrow's read block: a longer line fails and takes the strict path
@@ -258,3 +261,50 @@ def preparse(lines: pa.Array) -> list[pa.Array]:
     out = {name: spread(name) for name in PREPARSED_SCHEMA.names[1:]}
     out[CHECKED] = pc.fill_null(out[CHECKED], False)  # a line not pre-parsed is not checked
     return [pa.array(~missing), *out.values()]
+
+
+# bronze/offset_commits as Arrow gives it (Spark's timestamps are UTC instants)
+COMMITS_ARROW_SCHEMA = to_arrow_schema(OFFSET_COMMITS.schema, timezone="UTC")
+_MICROS_PER_DAY = 86_400_000_000
+
+
+def checked_commit_rows(lines: pa.RecordBatch, files: dict[int, tuple[str, str, str]], run_id: str) -> pa.Table:
+    """bronze/offset_commits rows of checked lines, as the commit-event parse lands them.
+
+    ``lines``: the reader's columns (``FILE_NUMBER``, ``line_no``, ...) and ``PREPARSED_SCHEMA``'s,
+    every line checked; ``files``: each file number's ``(source_file, cluster, _file_hash)``;
+    ``run_id``: the ingest run's id. A checked line is a flat object of the contract's fields,
+    so it has no extra fields and no reported store offset.
+    """
+    n = lines.num_rows
+    column = {name: lines.column(name) for name in lines.schema.names}
+    numbers = column[FILE_NUMBER].to_numpy()
+    known = sorted(set(numbers.tolist()))
+    slot = pa.array(np.searchsorted(known, numbers))
+    per_file = [pa.array([files[number][i] for number in known], pa.string()).take(slot) for i in range(3)]
+    topic, group = column[preparsed_field("topic")], column[preparsed_field("consumer_group")]
+    pairs = pc.binary_join_element_wise(topic, group, "\x00").dictionary_encode()
+    kinds = pa.array([key_kind_of(*pair.split("\x00", 1)) for pair in pairs.dictionary.to_pylist()], pa.string())
+    committed_at = column[checked_value("committed_at")]
+    days = np.floor_divide(committed_at.cast(pa.int64()).to_numpy(), _MICROS_PER_DAY).astype(np.int32)
+    values = {
+        "cluster": per_file[1],
+        "broker": column[preparsed_field("broker")],
+        "committed_at": committed_at,
+        "client_host": column[preparsed_field("client_host")],
+        "topic": topic,
+        "consumer_group": group,
+        "key_kind": kinds.take(pairs.indices),
+        "queue_id": column[checked_value("queue_id")].cast(pa.int32()),
+        "offset": column[checked_value("offset")],
+        "evidence": pa.repeat(pa.scalar("commit_log"), n),
+        "commit_path": column[preparsed_field("path")],
+        "reported_store_offset": pa.nulls(n, pa.int64()),
+        "extra_fields": pa.nulls(n, pa.string()),
+        "source_file": per_file[0],
+        "line_no": column["line_no"],
+        "_file_hash": per_file[2],
+        "_ingest_run_id": pa.repeat(pa.scalar(run_id), n),
+        "commit_date": pa.array(days, pa.date32()),
+    }
+    return pa.Table.from_arrays([values[f.name].cast(f.type) for f in COMMITS_ARROW_SCHEMA], schema=COMMITS_ARROW_SCHEMA)

@@ -77,3 +77,23 @@ def key_kind(topic: Column, consumer_group: Column) -> Column:
         .when(is_system, F.lit("system"))
         .otherwise(F.lit("normal"))
     )
+
+
+def key_kind_of(topic: str, consumer_group: str) -> str:
+    """:func:`key_kind` of one key given as text (both parts present), for code outside Spark."""
+    if topic.startswith("%RETRY%"):
+        retry_of = topic[len("%RETRY%") :]
+        if retry_of == consumer_group:
+            return "retry"
+        return "pop_retry" if retry_of.startswith((consumer_group + "_", consumer_group + "+")) else "retry"
+    if topic.startswith("%DLQ%"):
+        return "dlq"
+    if consumer_group.endswith("@broadcast"):
+        return "broadcast"
+    system = (
+        topic.startswith(SYSTEM_TOPIC_PREFIXES)
+        or topic in SYSTEM_TOPICS
+        or consumer_group.startswith(SYSTEM_GROUP_PREFIXES)
+        or consumer_group in SYSTEM_GROUPS
+    )
+    return "system" if system else "normal"

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 from jobs.commands import run_stages
 from jobs.lake import Lake
+from jobs.reader_landing import FILE_METADATA_KEY
 from jobs.simulator import simulate
 from schemas.config import ReplaySettings, Settings
 from schemas.tables import (
@@ -113,6 +116,26 @@ def test_an_interrupted_ingest_is_completed_without_duplicates(spark, landing, o
     recovered = Lake(spark, crashed_root)
     for spec in BRONZE_TABLES:
         assert table_rows(recovered, spec) == table_rows(one_run, spec), spec.path
+
+
+def test_the_reader_lands_the_rows_and_counts_spark_would(spark, landing, one_run, tmp_path, monkeypatch):
+    """On the embedded lake the commit reader lands the lines it has checked itself; where it
+    cannot (native Spark Delta, a cluster), Spark lands them: the same tables and accounting."""
+
+    def reader_written(lake: Lake) -> list[Path]:
+        files = Path(lake.path(OFFSET_COMMITS)).rglob("*.parquet")
+        return [p for p in files if FILE_METADATA_KEY in (pq.read_metadata(p).metadata or {})]
+
+    assert reader_written(one_run)
+    monkeypatch.setattr(Lake, "files_dir", lambda self, spec, name: None)
+    run(spark, tmp_path / "by-spark", landing[0], START, END, run_id="whole", stages=("ingest",))
+    by_spark = Lake(spark, tmp_path / "by-spark")
+    assert not reader_written(by_spark)
+    for spec in (*BRONZE_TABLES, REJECTED_INPUTS):
+        assert table_rows(by_spark, spec) == table_rows(one_run, spec), spec.path
+    accounting = {"source_file", "status", "records_read", "records_landed", "records_quarantined", "event_min_at", "event_max_at"}
+    not_accounting = [c for c in INGEST_RUNS.columns if c not in accounting]
+    assert table_rows(by_spark, INGEST_RUNS, drop=not_accounting) == table_rows(one_run, INGEST_RUNS, drop=not_accounting)
 
 
 def test_manifest_is_not_mistaken_for_input(landing):
