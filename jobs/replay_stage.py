@@ -23,6 +23,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from jobs.ingest_sources import COMMIT_KINDS, LOG_TOLD_KINDS, SNAPSHOT_KINDS
 from jobs.lake import Lake
 from pipelines.explain import LOOKBACK_SECONDS, SLACK_SECONDS, explain_regressions
 from pipelines.replay_outputs import replay
@@ -97,6 +98,33 @@ def plan_window(
     return ReplayWindow(requested_from, requested_to, replayed_from, replayed_to)
 
 
+def _evidence_files(lake: Lake, start: datetime, end: datetime) -> DataFrame:
+    """ops/ingest_runs' rows of the ingested files that land commits or snapshots and whose
+    landed events overlap ``[start, end)``: every file the interval's events can come from
+    (the accounting records each file's range of event times)."""
+    return lake.read(INGEST_RUNS).where(
+        (F.col("status") == "ingested")
+        & F.col("source_kind").isin(*COMMIT_KINDS, *SNAPSHOT_KINDS)
+        & (F.col("event_max_at") >= F.lit(start))
+        & (F.col("event_min_at") < F.lit(end))
+    )
+
+
+def _logged_at_most(files: DataFrame) -> int:
+    """At most how many log-told commits ``files`` (see _evidence_files) landed: the records
+    of their log files (a broker log's resets count too). It chooses how the replay meets them
+    (see ReplaySettings.broadcast_logged_commits), not what it finds: no commit is scanned for it."""
+    logs = files.where(F.col("source_kind").isin(*LOG_TOLD_KINDS))
+    return logs.agg(F.coalesce(F.sum("records_landed"), F.lit(0)).alias("n")).collect()[0].n
+
+
+def _file_names(files: DataFrame) -> DataFrame:
+    """The names (FILE_KEY) the replay's events give ``files``: a snapshot event names its file
+    by path alone (pipelines.replay.build_events)."""
+    is_snapshot = F.col("source_kind").isin(*SNAPSHOT_KINDS)
+    return files.select("source_file", F.when(~is_snapshot, F.col("_file_hash")).alias("_file_hash"))
+
+
 def checkpoint_at(lake: Lake, as_of: datetime) -> DataFrame:
     """Every queue's replay state stored as of ``as_of`` (none from EPOCH), without ``as_of``."""
     if as_of == EPOCH:
@@ -109,13 +137,14 @@ def run_replay(lake: Lake, settings: Settings, requested_from: datetime | None, 
     late, latest, _ = _ingest_bounds(lake, run_id)
     window = plan_window(requested_from, requested_to, checkpoint_times(lake), late, latest)
     start, end = window.replayed_from, window.replayed_to
-    commits = lake.read(OFFSET_COMMITS, start=start, end=end)
-    logged = commits.where(F.col("evidence") != "commit_log").count()
+    # the landed files come from the ingest's accounting, not from a scan of every event
+    files = _evidence_files(lake, start, end)
     result = replay(
-        commits,
+        lake.read(OFFSET_COMMITS, start=start, end=end),
         lake.read(OFFSET_SNAPSHOTS, start=start, end=end),
         checkpoint_at(lake, start),
-        broadcast_logged=logged <= settings.replay.broadcast_logged_commits,
+        broadcast_logged=_logged_at_most(files) <= settings.replay.broadcast_logged_commits,
+        files=_file_names(files),
     )
     # four tables derive from the replayed state and its id dictionaries: compute them once
     # (Spark substitutes the cached rows wherever their plans recur in the tables')

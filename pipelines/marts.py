@@ -70,7 +70,7 @@ def consumer_lag(observations: DataFrame, timeline: DataFrame, seed: DataFrame) 
         .rowsBetween(Window.unboundedPreceding, Window.currentRow)
     )
     as_of = (
-        with_id(stored.unionByName(asks), queues, QUEUE_KEY)
+        with_id(stored.unionByName(asks), queues, QUEUE_KEY, known_only=True)
         .withColumn("_offset", F.last("stored_offset", ignorenulls=True).over(upto))
         .withColumn("_offset_at", F.last(F.when(F.col("_rank") == 0, F.col("observed_at")), ignorenulls=True).over(upto))
         .where(F.col("_rank") == 1)

@@ -181,30 +181,49 @@ class EventIds:
     files: DataFrame  # FILE_KEY, FILE_ID
 
     @classmethod
-    def of(cls, commits: DataFrame, snapshots: DataFrame) -> "EventIds":
-        """Number every queue and file of the interval's bronze commits and snapshots."""
-        queues = commits.select(*QUEUE_KEY).unionByName(snapshots.select(*QUEUE_KEY))
-        # snapshot events carry no file hash (build_events): their files are numbered by path
-        files = commits.select(*FILE_KEY).unionByName(snapshots.select("source_file", F.lit(None).cast("string").alias("_file_hash")))
-        return cls(numbered(queues, QUEUE_ID), numbered(files, FILE_ID))
+    def of(cls, commits: DataFrame, snapshots: DataFrame, files: DataFrame | None = None) -> "EventIds":
+        """Number every queue and file of the interval's bronze commits and snapshots.
 
-    def encode(self, rows: DataFrame, *, files: bool = True) -> DataFrame:
-        """``rows`` with QUEUE_ID (and FILE_ID) in place of the text they stand for."""
-        coded = with_id(rows, self.queues, QUEUE_KEY)
-        return with_id(coded, self.files, FILE_KEY) if files else coded
+        ``files`` (FILE_KEY rows), when the caller knows them, are the landed files the events
+        may come from: a superset numbers the events' files in the same order, so the replay
+        is the same, and the events are not scanned for them. Snapshot events carry no file
+        hash (build_events): their files are named with a null ``_file_hash``.
+        """
+        queues = commits.select(*QUEUE_KEY).unionByName(snapshots.select(*QUEUE_KEY))
+        if files is None:
+            files = commits.select(*FILE_KEY).unionByName(snapshots.select("source_file", F.lit(None).cast("string").alias("_file_hash")))
+        return cls(numbered(queues, QUEUE_ID), numbered(files.select(*FILE_KEY), FILE_ID))
+
+    def encode(self, rows: DataFrame, *, files: bool = True, known_only: bool = False) -> DataFrame:
+        """``rows`` with QUEUE_ID (and FILE_ID) in place of the text they stand for.
+
+        Every row must have its ids (see :func:`with_id`); with ``known_only``, rows of a queue
+        the dictionary lacks are left out instead (a checkpointed queue with no event in the
+        interval: the next checkpoint carries it from the seed).
+        """
+        coded = with_id(rows, self.queues, QUEUE_KEY, known_only=known_only)
+        return with_id(coded, self.files, FILE_KEY, known_only=known_only) if files else coded
 
     def decode(self, rows: DataFrame) -> DataFrame:
         """``rows`` with the queue key and the file's text back, beside their ids."""
         return rows.join(F.broadcast(self.queues), on=QUEUE_ID).join(F.broadcast(self.files), on=FILE_ID)
 
 
-def with_id(rows: DataFrame, dictionary: DataFrame, key: tuple[str, ...]) -> DataFrame:
-    """``rows`` with ``dictionary``'s id in place of ``key`` (null-safe: a null is a value too)."""
+def with_id(rows: DataFrame, dictionary: DataFrame, key: tuple[str, ...], *, known_only: bool = False) -> DataFrame:
+    """``rows`` with ``dictionary``'s id in place of ``key`` (null-safe: a null is a value too).
+
+    A row whose key the dictionary lacks fails the query, never silently dropped (a dictionary
+    that does not cover the events is a bug, not data to lose); with ``known_only`` it is left out.
+    """
     d = F.broadcast(dictionary).alias("d")
     match = [F.col(f"r.{k}").eqNullSafe(F.col(f"d.{k}")) for k in key]
     kept = [F.col(f"r.{c}") for c in rows.columns if c not in key]
-    ids = [F.col(f"d.{c}") for c in dictionary.columns if c not in key]
-    return rows.alias("r").join(d, on=match).select(*ids, *kept)
+    if known_only:
+        ids = [F.col(f"d.{c}") for c in dictionary.columns if c not in key]
+        return rows.alias("r").join(d, on=match).select(*ids, *kept)
+    missing = F.raise_error(F.concat(F.lit(f"no id for the {'/'.join(key)} "), F.to_json(F.struct(*[F.col(f"r.{k}") for k in key]))))
+    ids = [F.coalesce(F.col(f"d.{c}"), missing).alias(c) for c in dictionary.columns if c not in key]
+    return rows.alias("r").join(d, on=match, how="left").select(*ids, *kept)
 
 
 def _seed_events(seed: DataFrame) -> DataFrame:

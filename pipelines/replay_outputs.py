@@ -138,12 +138,15 @@ def next_checkpoint(state: DataFrame, seed: DataFrame, queues: DataFrame) -> Dat
     )
 
 
-def replay(commits: DataFrame, snapshots: DataFrame, seed: DataFrame, broadcast_logged: bool = False) -> ReplayResult:
+def replay(
+    commits: DataFrame, snapshots: DataFrame, seed: DataFrame, broadcast_logged: bool = False, files: DataFrame | None = None
+) -> ReplayResult:
     """Replay one interval's bronze commits and snapshots, continuing from ``seed``
-    (``broadcast_logged``: see :func:`pipelines.replay.without_corroborating_logs`)."""
-    ids = EventIds.of(commits, snapshots)
+    (``broadcast_logged``: see :func:`pipelines.replay.without_corroborating_logs`; ``files``:
+    the landed files the events may come from, see :meth:`pipelines.replay.EventIds.of`)."""
+    ids = EventIds.of(commits, snapshots, files)
     events = ids.encode(build_events(commits, snapshots, broadcast_logged))
-    state = with_replayed_state(events, ids.encode(seed, files=False)).withColumn(
+    state = with_replayed_state(events, ids.encode(seed, files=False, known_only=True)).withColumn(
         # commit regressions since the latest snapshot, as of this event (carried in the checkpoint)
         "commit_regressions_after",
         F.when(_is_commit(), F.col("commit_regressions_between")).otherwise(F.lit(0)),

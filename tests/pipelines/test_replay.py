@@ -210,6 +210,28 @@ def test_queues_and_files_are_numbered_in_their_sort_order(spark):
     assert rows(ids.decode(encoded), *events.columns) == rows(events, *events.columns)
 
 
+def test_files_given_as_a_superset_number_the_events_files_in_the_same_order(spark):
+    # the replay stage names the landed files from the ingest's accounting instead of scanning
+    # every event for them: more files than the events come from change nothing
+    same = [commit(10, 200, 2, file="b.jsonl"), commit(10, 100, 7, file="a.jsonl"), commit(20, 90, 1, file="c.jsonl")]
+    c, s = frames(spark, same, [snapshot(0, 150)])
+    named = [("0.jsonl", "h-0.jsonl"), ("a.jsonl", "h-a.jsonl"), ("ab.jsonl", "h-ab.jsonl"), ("b.jsonl", "h-b.jsonl"),
+             ("b.jsonl", "h-b-2"), ("c.jsonl", "h-c.jsonl"), ("snap/0/consumerOffset.json", None), ("z", None)]  # fmt: skip
+    files = spark.createDataFrame(named, "source_file string, _file_hash string")
+    given, scanned = replay(c, s, empty_seed(spark), files=files), replay(c, s, empty_seed(spark))
+    for table in ("commits", "timeline", "regressions", "checkpoint"):
+        frame = getattr(given, table)
+        assert rows(frame, *frame.columns) == rows(getattr(scanned, table), *frame.columns), table
+
+
+def test_an_event_whose_file_the_given_files_lack_fails_the_replay(spark):
+    # the id joins would otherwise drop the event without a word
+    c, s = frames(spark, [commit(10, 120, 1, file="a.jsonl"), commit(20, 90, 2, file="b.jsonl")], [])
+    files = spark.createDataFrame([("a.jsonl", "h-a.jsonl")], "source_file string, _file_hash string")
+    with pytest.raises(Exception, match=r"no id for the source_file/_file_hash .*b\.jsonl"):
+        replay(c, s, empty_seed(spark), files=files).commits.collect()
+
+
 def test_the_replay_sorts_and_partitions_events_by_numbers_not_text(spark, capsys):
     # the queue key and file as text made each row of the replay's sort and windows some
     # 200 bytes wider, and every comparison within a queue compared four equal strings
