@@ -36,11 +36,11 @@ from pipelines.snapshots import explode_delay_offsets, explode_snapshots, select
 from schemas.config import Settings
 from schemas.tables import DELAY_OFFSETS, OFFSET_COMMITS, OFFSET_RESETS, OFFSET_SNAPSHOTS, QUEUE_OFFSETS, TableSpec
 
-# commit events of the plain shape are pre-parsed by the reader, in Arrow
 # The source kinds whose files land rows in each table the replay reads (the table above).
 COMMIT_KINDS = ("commits", "broker_logs", "client_logs")
 LOG_TOLD_KINDS = ("broker_logs", "client_logs")  # commits a log tells; the others are the commit log's
 SNAPSHOT_KINDS = ("snapshots", "client_offsets")
+# commit events of the plain shape are pre-parsed by the reader, in Arrow
 LINE_COLUMNS = {"commits": LineColumns(PREPARSED_SCHEMA, preparse, spares_line=CHECKED)}
 SKIPPED_SCHEMA = StructType(
     [StructField("source_file", StringType()), StructField("status", StringType()), StructField("status_reason", StringType())]
