@@ -219,6 +219,7 @@ def test_files_given_as_a_superset_number_the_events_files_in_the_same_order(spa
              ("b.jsonl", "h-b-2"), ("c.jsonl", "h-c.jsonl"), ("snap/0/consumerOffset.json", None), ("z", None)]  # fmt: skip
     files = spark.createDataFrame(named, "source_file string, _file_hash string")
     given, scanned = replay(c, s, empty_seed(spark), files=files), replay(c, s, empty_seed(spark))
+    assert given.ids.files.count() == len(named)  # the given files were numbered, not the events'
     for table in ("commits", "timeline", "regressions", "checkpoint"):
         frame = getattr(given, table)
         assert rows(frame, *frame.columns) == rows(getattr(scanned, table), *frame.columns), table
