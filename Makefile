@@ -8,7 +8,7 @@ VENV := .venv
 UV := .tools/bin/uv
 export UV_PYTHON_DOWNLOADS := never
 
-.PHONY: demo test bench env check-java clean
+.PHONY: demo test bench env jvm-archive check-java clean
 
 $(UV):
 	$(PYTHON) -m venv .tools
@@ -20,6 +20,10 @@ $(VENV)/.synced: pyproject.toml uv.lock | $(UV)
 
 env: $(VENV)/.synced
 
+# Spark's classes archived once for faster JVM starts (jobs/jvm_archive.py; a no-op when built)
+jvm-archive: env check-java
+	$(VENV)/bin/python -m jobs.jvm_archive
+
 check-java:
 	@command -v java >/dev/null 2>&1 || { \
 	  echo "OffsetLake runs Spark, which needs Java 17 or newer, and no 'java' was found."; \
@@ -29,13 +33,13 @@ check-java:
 	 [ "$$major" -ge 17 ] 2>/dev/null || { \
 	  echo "Java $$major found; OffsetLake's Spark needs Java 17 or newer. Install openjdk-17 and put it first on PATH."; exit 1; }
 
-demo: env check-java
+demo: jvm-archive
 	$(VENV)/bin/offsetlake demo
 
-test: env check-java
+test: jvm-archive
 	$(VENV)/bin/python -m pytest
 
-bench: env check-java
+bench: jvm-archive
 	$(VENV)/bin/offsetlake bench
 
 clean:

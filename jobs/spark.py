@@ -16,6 +16,7 @@ import sys
 from pyspark import SparkConf
 from pyspark.sql import SparkSession
 
+from jobs import jvm_archive
 from schemas.config import SparkSettings
 
 DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
@@ -50,11 +51,17 @@ class JavaMissingError(RuntimeError):
     """No usable Java runtime for Spark."""
 
 
-def check_java() -> str:
-    """Return the Java version line, or explain how to install Java 17+."""
+def java_executable() -> str | None:
+    """The ``java`` Spark launches: JAVA_HOME's, else the first on PATH (None if neither)."""
     java_home = os.environ.get("JAVA_HOME")
     java = os.path.join(java_home, "bin", "java") if java_home else shutil.which("java")
-    if not java or not os.path.exists(java):
+    return java if java and os.path.exists(java) else None
+
+
+def check_java() -> str:
+    """Return the Java version line, or explain how to install Java 17+."""
+    java = java_executable()
+    if java is None:
         raise JavaMissingError(
             "Spark needs Java 17 or newer and none was found. Install it (Debian/Ubuntu: "
             "'apt-get install openjdk-17-jre-headless'; macOS: 'brew install openjdk@17') "
@@ -122,7 +129,8 @@ def build_session(settings: SparkSettings) -> SparkSession:
         conf["spark.sql.sources.parallelPartitionDiscovery.threshold"] = str(LOCAL_LISTING_THRESHOLD)
         if not submitted.contains("spark.master"):  # the driver JVM, started here, is the executor
             derby = "-Dderby.system.home=" + _scratch_dir()
-            conf["spark.driver.extraJavaOptions"] = f"{derby} {JIT_OPTIONS} {GC_OPTIONS}"
+            archive = jvm_archive.java_options(jvm_archive.archive_path())
+            conf["spark.driver.extraJavaOptions"] = f"{derby} {JIT_OPTIONS} {GC_OPTIONS} {archive}".rstrip()
     if settings.delta_engine == "spark":
         conf["spark.sql.extensions"] = DELTA_EXTENSION
         conf["spark.sql.catalog.spark_catalog"] = DELTA_CATALOG

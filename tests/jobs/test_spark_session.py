@@ -75,3 +75,13 @@ def test_a_local_session_lists_many_explicit_paths_without_a_spark_job(spark, tm
     finally:
         spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
     assert sorted(r.n for r in frame.collect()) == list(range(40))
+
+
+def test_the_driver_jvm_maps_the_class_archive_when_one_was_built(spark):
+    # `make test` builds it first (jobs/jvm_archive.py); without one the JVM starts as before
+    from jobs import jvm_archive
+
+    runtime = spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()  # type: ignore[union-attr]
+    mapped = [a for a in runtime.getInputArguments() if a.startswith("-XX:SharedArchiveFile=")]
+    path = jvm_archive.archive_path()
+    assert mapped == ([f"-XX:SharedArchiveFile={path}"] if path is not None and path.is_file() else [])
