@@ -196,6 +196,14 @@ def linearity(cases: list[dict]) -> dict | None:
     }  # fmt: skip
 
 
+def _class_archive() -> str | None:
+    """The class archive the pipeline's JVMs map (jobs.jvm_archive), if one was built."""
+    from jobs.jvm_archive import archive_path
+
+    path = archive_path()
+    return str(path) if path is not None and path.is_file() else None
+
+
 def summarize(cases: list[dict], settings: Settings, isolated: bool) -> dict:
     """The whole report: machine, settings, cases, and the figures the targets judge."""
     commits = [c for c in cases if c["kind"] == "commits"]
@@ -203,7 +211,7 @@ def summarize(cases: list[dict], settings: Settings, isolated: bool) -> dict:
     return {
         "created_at": datetime.now(timezone.utc).isoformat(),
         "machine": {"cpus": os.cpu_count(), "load_average": os.getloadavg(), "memory_mib": _memory_mib()},
-        "settings": {"spark": json.loads(settings.spark.model_dump_json()), "isolated_processes": isolated},
+        "settings": {"spark": json.loads(settings.spark.model_dump_json()), "isolated_processes": isolated, "jvm_class_archive": _class_archive()},
         "stages_timed": list(STAGE_ROWS),
         "audit_timed": False,
         "targets": TARGETS,
