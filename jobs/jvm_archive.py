@@ -4,16 +4,18 @@ Every stage run in a fresh JVM (each Airflow task is one) first loads and verifi
 thousands of classes Spark needs to start and to plan its first queries. HotSpot can archive
 the classes a run loaded (``-XX:ArchiveClassesAtExit``, Java 13+) and map that archive into
 later JVMs (``-XX:SharedArchiveFile``), which then skip the parsing and verification. On the
-2-core machine of the README's performance section a session's start went from 5.6-6.4 s to
-4.2-5.0 s and its first small query from 2.8-4.2 s to 1.9-2.1 s.
+2-core machine of the README's performance section a session's start (build_session) went
+from 6.7-7.2 s to 4.9-5.2 s and its first small query from 3.2-3.8 s to 2.1-2.2 s.
 
 The archive belongs to one Java build and one Spark install, so its name carries both
-(:func:`archive_path`). It is built by ``python -m jobs.jvm_archive`` (``make env`` runs it):
-a child process runs every stage on an hour of simulated data in a JVM that writes the
-archive when it exits; once that JVM is gone the file is moved into place. The embedded
-session maps it when it is there (:func:`java_options`); a JVM that cannot use it (another
-Java, another class path) starts as it would without one. ``OFFSETLAKE_JVM_ARCHIVE=off``
-turns it off.
+(:func:`archive_path`). It is built by ``python -m jobs.jvm_archive`` (``make demo``, ``make
+test`` and ``make bench`` run it; it does nothing once built): a child process runs every
+stage on an hour of simulated data in a JVM that writes the archive as it exits (:func:`build`
+says when the file is kept). The embedded session maps it when it is there
+(:func:`java_options`); a JVM that cannot use it (another Java, another class path) starts as
+it would without one. ``OFFSETLAKE_JVM_ARCHIVE=off`` turns it off. Nothing here may stop a
+session from starting: without a home directory, or where the cache cannot be written, there
+is no archive.
 """
 
 from __future__ import annotations
@@ -46,8 +48,11 @@ def archive_path() -> Path | None:
 
     from jobs.spark import check_java
 
+    try:
+        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    except RuntimeError:  # no home directory to be found
+        return None
     key = hashlib.sha256(f"{check_java()}\n{pyspark.__version__}\n{Path(pyspark.__file__).parent}".encode()).hexdigest()[:16]
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     return cache / "offsetlake" / f"spark-classes-{key}.jsa"
 
 
@@ -139,7 +144,12 @@ def main(argv: list[str]) -> int:
     if path is None or path.is_file():
         return 0
     began = time.perf_counter()
-    if build(path):
+    try:
+        built = build(path)
+    except OSError as error:  # e.g. a cache directory that cannot be written
+        print(f"jvm archive: {error}", file=sys.stderr)
+        built = False
+    if built:
         print(f"Spark's classes archived for faster JVM starts in {time.perf_counter() - began:.0f}s: {path}")
     else:
         print("Spark's classes were not archived; Spark starts as it would without the archive", file=sys.stderr)

@@ -55,3 +55,12 @@ def test_a_failed_training_run_leaves_no_archive(tmp_path):
     archive = tmp_path / "spark-classes.jsa"
     assert not jvm_archive.build(archive, [sys.executable, "-c", "raise SystemExit(3)"])
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_cache_that_cannot_be_written_leaves_spark_without_an_archive_not_failing(tmp_path, monkeypatch, capsys):
+    blocked = tmp_path / "not-a-directory"
+    blocked.write_text("a file where the cache directory would be")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocked))
+    assert jvm_archive.main([]) == 0
+    assert "not archived" in capsys.readouterr().err
+    assert jvm_archive.java_options(jvm_archive.archive_path()) == ""
