@@ -35,19 +35,19 @@ def test_the_archive_is_named_for_this_java_and_spark_and_can_be_turned_off(monk
     assert jvm_archive.archive_path() is None
 
 
-def test_an_archive_built_from_a_run_is_kept_only_if_a_jvm_maps_it(tmp_path, monkeypatch):
+def test_an_archive_built_from_a_run_is_kept_only_if_a_jvm_maps_it(spark, tmp_path, monkeypatch):
     monkeypatch.delenv(jvm_archive.DUMP_VARIABLE, raising=False)
     monkeypatch.chdir(Path(__file__).resolve().parents[2])  # the child imports the project's modules
     archive = tmp_path / "cache" / "spark-classes.jsa"
     assert jvm_archive.build(archive, TINY_TRAIN)
     assert archive.stat().st_size > 0
     assert not list(archive.parent.glob("*.partial"))
-    # the same archive cut short: HotSpot would crash on it, so a build that left it is refused
+    # a JVM with Spark's class path (the test session's: the same install) maps it; the same
+    # archive cut short would crash HotSpot, so a build that left it is refused
+    class_path = spark.sparkContext._jvm.java.lang.System.getProperty("java.class.path")  # type: ignore[union-attr]
+    assert jvm_archive._maps(archive, class_path)
     truncated = tmp_path / "truncated.jsa"
     truncated.write_bytes(archive.read_bytes()[: archive.stat().st_size // 2])
-    import pyspark
-
-    class_path = str(Path(pyspark.__file__).parent / "jars" / "*")
     assert not jvm_archive._maps(truncated, class_path)
 
 
