@@ -56,6 +56,12 @@ def archive_path() -> Path | None:
     return cache / "offsetlake" / f"spark-classes-{key}.jsa"
 
 
+def built_archive() -> Path | None:
+    """The archive of this Java and this Spark install, if it was built (and not turned off)."""
+    path = archive_path()
+    return path if path is not None and path.is_file() else None
+
+
 def java_options(path: Path | None) -> str:
     """The driver JVM's options for the archive at ``path``: write it at exit (in build()'s
     child), map it when it exists, nothing otherwise."""

@@ -8,6 +8,7 @@ nothing else set a master. Delta's Spark extension is switched on when configure
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
@@ -67,9 +68,15 @@ def check_java() -> str:
             "'apt-get install openjdk-17-jre-headless'; macOS: 'brew install openjdk@17') "
             "or set JAVA_HOME to an installed JDK."
         )
+    return _version_line(java)
+
+
+@functools.lru_cache(maxsize=None)
+def _version_line(java: str) -> str:
+    """``java -version``'s first line, probed once per executable (a session's start asks twice:
+    check_java, then the class archive's name)."""
     probe = subprocess.run([java, "-version"], capture_output=True, text=True, check=False)
-    line = (probe.stderr or probe.stdout).splitlines()[0] if (probe.stderr or probe.stdout) else ""
-    return line
+    return (probe.stderr or probe.stdout).splitlines()[0] if (probe.stderr or probe.stdout) else ""
 
 
 def _base_conf(settings: SparkSettings) -> dict[str, str]:

@@ -19,6 +19,7 @@ import pyarrow as pa
 from deltalake import DeltaTable
 
 from jobs.bench.compare import describe_mismatches
+from jobs.jvm_archive import built_archive
 from schemas.config import Settings
 
 STAGE_ROWS = {
@@ -196,22 +197,15 @@ def linearity(cases: list[dict]) -> dict | None:
     }  # fmt: skip
 
 
-def _class_archive() -> str | None:
-    """The class archive the pipeline's JVMs map (jobs.jvm_archive), if one was built."""
-    from jobs.jvm_archive import archive_path
-
-    path = archive_path()
-    return str(path) if path is not None and path.is_file() else None
-
-
 def summarize(cases: list[dict], settings: Settings, isolated: bool) -> dict:
     """The whole report: machine, settings, cases, and the figures the targets judge."""
     commits = [c for c in cases if c["kind"] == "commits"]
     largest = max(commits, key=lambda c: c["inputs"]["commit_events"]) if commits else None
+    archive = built_archive()  # the class archive the pipeline's JVMs mapped (jobs.jvm_archive)
     return {
         "created_at": datetime.now(timezone.utc).isoformat(),
         "machine": {"cpus": os.cpu_count(), "load_average": os.getloadavg(), "memory_mib": _memory_mib()},
-        "settings": {"spark": json.loads(settings.spark.model_dump_json()), "isolated_processes": isolated, "jvm_class_archive": _class_archive()},
+        "settings": {"spark": json.loads(settings.spark.model_dump_json()), "isolated_processes": isolated, "jvm_class_archive": str(archive) if archive else None},
         "stages_timed": list(STAGE_ROWS),
         "audit_timed": False,
         "targets": TARGETS,

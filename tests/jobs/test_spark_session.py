@@ -83,5 +83,5 @@ def test_the_driver_jvm_maps_the_class_archive_when_one_was_built(spark):
 
     runtime = spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()  # type: ignore[union-attr]
     mapped = [a for a in runtime.getInputArguments() if a.startswith("-XX:SharedArchiveFile=")]
-    path = jvm_archive.archive_path()
-    assert mapped == ([f"-XX:SharedArchiveFile={path}"] if path is not None and path.is_file() else [])
+    path = jvm_archive.built_archive()
+    assert mapped == ([f"-XX:SharedArchiveFile={path}"] if path is not None else [])
