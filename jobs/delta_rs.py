@@ -286,21 +286,30 @@ class DeltaRsEngine:
             if files is not None:
                 shutil.rmtree(files, ignore_errors=True)
 
-    def replace_range(self, path: str, spec: TableSpec, df: DataFrame, start: datetime, end: datetime) -> None:
+    def replace_range(
+        self, path: str, spec: TableSpec, df: DataFrame | None, start: datetime, end: datetime, files: str | None = None
+    ) -> None:
         """Copy-on-write replaceWhere: files wholly inside the range are dropped, files that
-        straddle its edges are rewritten without the range's rows, ``df`` is added."""
-        table = self._table(path, spec)
-        touched = [f for f in self._active_files(table, spec) if self._overlaps(f, start, end)]
-        straddling = [
-            f for f in touched if f["min"] is None or f["max"] is None or f["min"] < _aware(start) or f["max"] >= _aware(end)
-        ]
-        new_rows = df
-        if straddling:
-            column = F.col(spec.event_time)
-            kept = self._read_files(path, spec, straddling).where((column < F.lit(start)) | (column >= F.lit(end)))
-            new_rows = df.unionByName(kept)
-        adds = self._write_files(path, spec, new_rows)
-        self._commit(table, spec, [*self._removes(touched), *adds])
+        straddle its edges are rewritten without the range's rows, ``df`` (if any) and the
+        Parquet files under ``files`` (see :meth:`files_dir`) are added, in one commit."""
+        try:
+            table = self._table(path, spec)
+            touched = [f for f in self._active_files(table, spec) if self._overlaps(f, start, end)]
+            straddling = [
+                f for f in touched if f["min"] is None or f["max"] is None or f["min"] < _aware(start) or f["max"] >= _aware(end)
+            ]
+            new_rows = df
+            if straddling:
+                column = F.col(spec.event_time)
+                kept = self._read_files(path, spec, straddling).where((column < F.lit(start)) | (column >= F.lit(end)))
+                new_rows = kept if df is None else df.unionByName(kept)
+            adds = self._write_files(path, spec, new_rows) if new_rows is not None else []
+            if files is not None and Path(files).is_dir():
+                adds += self._adopt(_local_path(path), spec, Path(files), prefix=f"{uuid.uuid4().hex}-")
+            self._commit(table, spec, [*self._removes(touched), *adds])
+        finally:
+            if files is not None:
+                shutil.rmtree(files, ignore_errors=True)
 
     def overwrite(self, path: str, spec: TableSpec, df: DataFrame) -> None:
         table = self._table(path, spec)

@@ -137,11 +137,17 @@ class Lake:
             return self._engine.append(self.path(spec), spec, conform(df, spec), once_as)
         return self._engine.append(self.path(spec), spec, conform(df, spec), once_as, files)
 
-    def replace_range(self, spec: TableSpec, df: DataFrame, start: datetime, end: datetime) -> None:
-        """Replace the rows with ``start <= event_time < end`` by ``df`` (whose rows must lie in it)."""
+    def replace_range(self, spec: TableSpec, df: DataFrame | None, start: datetime, end: datetime, *, files: str | None = None) -> None:
+        """Replace the rows with ``start <= event_time < end`` by ``df``'s and those of the
+        Parquet files under ``files`` (a directory from :meth:`files_dir`, which the replace
+        empties; ``df`` None: the files' rows alone). The new rows must lie in the range."""
         if not start < end:
             raise LakeError(f"empty range [{start}, {end}) for {spec.path}")
-        self._engine.replace_range(self.path(spec), spec, conform(df, spec), start, end)
+        rows = conform(df, spec) if df is not None else None
+        if files is None:
+            self._engine.replace_range(self.path(spec), spec, rows, start, end)
+        else:
+            self._engine.replace_range(self.path(spec), spec, rows, start, end, files)
 
     def overwrite(self, spec: TableSpec, df: DataFrame) -> None:
         self._engine.overwrite(self.path(spec), spec, conform(df, spec))

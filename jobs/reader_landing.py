@@ -31,7 +31,7 @@ import pyarrow.parquet as pq
 from pipelines.commit_events import CHECKED
 from pipelines.commit_preparse import checked_commit_rows
 from pipelines.quarantine import FILE_NUMBER
-from schemas.tables import OFFSET_COMMITS
+from schemas.tables import OFFSET_COMMITS, TableSpec
 
 FILE_METADATA_KEY = b"offsetlake.source_file"
 
@@ -92,21 +92,30 @@ class ReaderLanding:
         return batch.filter(pc.invert(checked))
 
     def _write(self, rows: pa.Table, source_file: str, first_line: int, number: int) -> None:
-        (partition,) = OFFSET_COMMITS.partition_by
-        directory = Path(self.directory) / f"{partition}={rows.column(partition)[0].as_py().isoformat()}"
-        directory.mkdir(parents=True, exist_ok=True)
-        data = rows.drop_columns([partition])
-        data = data.replace_schema_metadata({FILE_METADATA_KEY: source_file.encode()})
-        target = directory / f"part-{number:06d}-{first_line:012d}.parquet"
-        written = target.with_suffix(f".{os.getpid()}.tmp")
-        pq.write_table(
-            data,
-            written,
-            compression="zstd",
-            use_dictionary=[c for c in data.column_names if c not in OFFSET_COMMITS.high_cardinality],
-            write_statistics=True,
-        )
-        written.replace(target)  # a file is there whole or not at all
+        write_part(self.directory, OFFSET_COMMITS, rows, f"part-{number:06d}-{first_line:012d}", {FILE_METADATA_KEY: source_file.encode()})
+
+
+def write_part(directory: str, spec: TableSpec, rows: pa.Table, name: str, metadata: dict[bytes, bytes] | None = None) -> None:
+    """Write ``rows`` (of one value of ``spec``'s partition column, which they hold) as the
+    Parquet file ``name`` in its partition's directory under ``directory``, as Spark's writer
+    would lay it out. A file is there whole or not at all, and writing it again (a retried
+    task) replaces it."""
+    (partition,) = spec.partition_by
+    target_dir = Path(directory) / f"{partition}={rows.column(partition)[0].as_py().isoformat()}"
+    target_dir.mkdir(parents=True, exist_ok=True)
+    data = rows.drop_columns([partition])
+    if metadata:
+        data = data.replace_schema_metadata(metadata)
+    target = target_dir / f"{name}.parquet"
+    written = target.with_suffix(f".{os.getpid()}.tmp")
+    pq.write_table(
+        data,
+        written,
+        compression="zstd",
+        use_dictionary=[c for c in data.column_names if c not in spec.high_cardinality],
+        write_statistics=True,
+    )
+    written.replace(target)
 
 
 def landed_counts(directory: str) -> dict[str, FileCount]:

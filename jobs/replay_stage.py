@@ -17,6 +17,7 @@ interval leaves the tables as they were.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from datetime import datetime, timedelta, timezone
 
 from pyspark import StorageLevel
@@ -25,7 +26,10 @@ from pyspark.sql import functions as F
 
 from jobs.ingest_sources import COMMIT_KINDS, LOG_TOLD_KINDS, SNAPSHOT_KINDS
 from jobs.lake import Lake
+from jobs.replay_landing import ReplayLanding
 from pipelines.explain import LOOKBACK_SECONDS, SLACK_SECONDS, explain_regressions
+from pipelines.replay import FILE_ID, EventIds
+from pipelines.replay_kernel import Names
 from pipelines.replay_outputs import replay
 from schemas.config import Settings
 from schemas.tables import (
@@ -139,20 +143,31 @@ def run_replay(lake: Lake, settings: Settings, requested_from: datetime | None, 
     start, end = window.replayed_from, window.replayed_to
     # the landed files come from the ingest's accounting, not from a scan of every event
     files = _evidence_files(lake, start, end)
+    # on the embedded lake the replay's workers write the two tables with a row per event
+    commits_dir = lake.files_dir(OFFSET_COMMITS_REPLAYED, f"replay-{run_id}")
+    timeline_dir = lake.files_dir(STORED_OFFSET_TIMELINE, f"replay-{run_id}")
+    landing = None if commits_dir is None or timeline_dir is None else partial(_landing, commits_dir, timeline_dir)
     result = replay(
         lake.read(OFFSET_COMMITS, start=start, end=end),
         lake.read(OFFSET_SNAPSHOTS, start=start, end=end),
         checkpoint_at(lake, start),
         broadcast_logged=_logged_at_most(files) <= settings.replay.broadcast_logged_commits,
         files=_file_names(files),
+        kernel_for=landing,
     )
     # four tables derive from the replayed state and its id dictionaries: compute them once
     # (Spark substitutes the cached rows wherever their plans recur in the tables')
     for frame in result.shared:
-        frame.persist(StorageLevel.MEMORY_AND_DISK)
+        if not frame.is_cached:  # the workers' dictionaries are already (see _landing)
+            frame.persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        lake.replace_range(OFFSET_COMMITS_REPLAYED, result.commits, start, end)
-        lake.replace_range(STORED_OFFSET_TIMELINE, result.timeline, start, end)
+        if landing is None:
+            lake.replace_range(OFFSET_COMMITS_REPLAYED, result.commits, start, end)
+            lake.replace_range(STORED_OFFSET_TIMELINE, result.timeline, start, end)
+        else:
+            result.state.count()  # the replay: its workers write the two tables' files
+            lake.replace_range(OFFSET_COMMITS_REPLAYED, None, start, end, files=commits_dir)
+            lake.replace_range(STORED_OFFSET_TIMELINE, None, start, end, files=timeline_dir)
         resets = lake.read(OFFSET_RESETS, start=start - timedelta(seconds=LOOKBACK_SECONDS), end=end + timedelta(seconds=SLACK_SECONDS + 1))
         lake.replace_range(OFFSET_REGRESSIONS, explain_regressions(result.regressions, resets), start, end)
         # the new checkpoint supersedes any taken inside the replayed interval
@@ -163,6 +178,14 @@ def run_replay(lake: Lake, settings: Settings, requested_from: datetime | None, 
     _prune_checkpoints(lake, settings.replay.checkpoints_kept)
     _record(lake, run_id, window)
     return window
+
+
+def _landing(commits_dir: str, timeline_dir: str, ids: EventIds) -> ReplayLanding:
+    """The kernel that writes the replay's two tables into those directories (its workers
+    give the rows their text back from the id dictionaries, cached here and collected)."""
+    for dictionary in (ids.queues, ids.files):
+        dictionary.persist(StorageLevel.MEMORY_AND_DISK)
+    return ReplayLanding(commits_dir, timeline_dir, Names(ids.queues.toArrow(), ids.files.toArrow(), FILE_ID))
 
 
 def _prune_checkpoints(lake: Lake, kept: int) -> None:

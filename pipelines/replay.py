@@ -23,15 +23,19 @@ Example, one queue, no checkpoint::
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
+from pyspark.sql.types import BooleanType, IntegerType, LongType, StringType, StructField, StructType
+
+from pipelines.replay_kernel import QUEUE_ID, SEED_RANK, SEED_STATE, STATE_COLUMNS, replay_batches
 
 QUEUE_KEY = ("cluster", "broker", "topic", "consumer_group", "queue_id")
 # The replay's rows carry the queue key and the landed file as integers (see EventIds):
 # QUEUE_ID numbers the queue, FILE_ID the (source_file, _file_hash) pair in their sort order.
-QUEUE_ID, FILE_ID = "_queue", "_file"
+FILE_ID = "_file"
 # An event's position in its queue's replay order, counted from 1 (the seed row, if any, is 1):
 # later events have larger numbers, so "the last event" is a max, which Spark aggregates by hash.
 EVENT_SEQ = "event_seq"
@@ -40,15 +44,7 @@ FILE_KEY = ("source_file", "_file_hash")
 # of one path, same instant and line). Every column is non-null, so the order is total (a seed
 # row, whose event_at is null, comes before all: see _seed_events).
 REPLAY_ORDER = ("event_at", "event_rank", FILE_ID, "line_rank")
-SEED_RANK, SNAPSHOT_RANK, COMMIT_RANK = -1, 0, 1
-# The checkpoint state a replay continues from, carried on one leading row per queue.
-SEED_STATE = (
-    "last_commit_offset",
-    "client_offset_hwm",
-    "last_snapshot_offset",
-    "commit_regressions_since_snapshot",
-    "last_stored_offset",
-)
+SNAPSHOT_RANK, COMMIT_RANK = 0, 1
 # A broker or client log line that repeats a commit of the canonical commit log (same
 # queue and offset, the log's second-precision time within one second before) is the same
 # commit seen twice; it is kept in bronze as corroboration and replayed once.
@@ -58,8 +54,8 @@ REPLAYED_SNAPSHOT_SOURCES = ("main", "bak", "lmq", "lmq_bak")
 
 @dataclass(frozen=True)
 class ReplayResult:
-    commits: DataFrame  # silver/offset_commits_replayed
-    timeline: DataFrame  # silver/stored_offset_timeline
+    commits: DataFrame | None  # silver/offset_commits_replayed (None: the replay's workers wrote it)
+    timeline: DataFrame | None  # silver/stored_offset_timeline (None: the replay's workers wrote it)
     regressions: DataFrame  # silver/offset_regressions
     checkpoint: DataFrame  # silver/replay_checkpoints (without as_of)
     state: DataFrame  # every replayed event with both semantics' state, queue and file as ids: the four derive from it
@@ -72,9 +68,7 @@ class ReplayResult:
         return (self.ids.queues, self.ids.files, self.state)
 
 
-def _ordered(frame_start: int | None, frame_end: int):
-    window = Window.partitionBy(QUEUE_ID).orderBy(*REPLAY_ORDER)
-    return window.rowsBetween(Window.unboundedPreceding if frame_start is None else frame_start, frame_end)
+_STATE_TYPES = {"event_seq": IntegerType(), "stored_before_source": StringType(), "is_regression": BooleanType()}
 
 
 def observation_seq(rank: Column, source_file: Column, line_rank: Column) -> Column:
@@ -171,9 +165,9 @@ def numbered(values: DataFrame, name: str) -> DataFrame:
 class EventIds:
     """Integer stand-ins for the text that names a queue and a landed file.
 
-    The replay shuffles, sorts and buffers every event of a queue three times over; with the
-    queue key (four strings and an int) and the file (a path of ~100 bytes, a 64-byte hash) as
-    two integers, each row is some 200 bytes narrower and rows compare as numbers. Both
+    The replay shuffles, sorts and hands every event to its kernel; with the queue key (four
+    strings and an int) and the file (a path of ~100 bytes, a 64-byte hash) as two integers,
+    each row is some 200 bytes narrower and rows compare as numbers. Both
     dictionaries are small (queues, files) and join by broadcast: no shuffle of the events.
     """
 
@@ -231,7 +225,7 @@ def _seed_events(seed: DataFrame) -> DataFrame:
     (the event columns it lacks are null in the union with the events).
 
     Its null ``event_at`` sorts before every event (ascending order puts nulls first), so
-    the replay's windows read the seed from the queue's first row: no join, one sort.
+    the replay's kernel reads the seed from the queue's first row: no join, one sort.
     """
     return seed.select(
         QUEUE_ID,
@@ -244,68 +238,23 @@ def _seed_events(seed: DataFrame) -> DataFrame:
     )
 
 
-def with_replayed_state(events: DataFrame, seed: DataFrame) -> DataFrame:
+def with_replayed_state(events: DataFrame, seed: DataFrame, kernel: Callable = replay_batches) -> DataFrame:
     """Add both semantics' state to every event, continuing from ``seed``.
 
     Needs ``build_events`` rows with their queue and file as ids, and checkpoint rows
-    (``seed``, may be empty) with their queue as an id (:meth:`EventIds.encode`); the seed joins
-    each queue's events as its leading row and leaves before the result. Adds
-    EVENT_SEQ, stored_offset_before, stored_before_source, stored_offset, previous_stored_offset,
-    client_offset_after, is_regression, previous_snapshot_offset, commit_regressions_between.
+    (``seed``, may be empty) with their queue as an id (:meth:`EventIds.encode`). Spark
+    shuffles the events by queue (the seed joins each queue's events as its leading row) and
+    sorts each partition in REPLAY_ORDER; :func:`pipelines.replay_kernel.replay_partition`
+    replays each partition in one pass. Adds STATE_COLUMNS: EVENT_SEQ, previous_snapshot_offset,
+    stored_offset, previous_stored_offset, stored_offset_before, stored_before_source,
+    is_regression, client_offset_after, commit_regressions_between, commit_regressions_after.
+
+    ``kernel``: the function Spark runs over each partition (``mapInArrow``); another than
+    replay_batches may also write what it replayed and return only some rows (jobs.replay_landing).
     """
-    before = _ordered(None, -1)
-    upto = _ordered(None, 0)
-    is_commit = F.col("commit_offset").isNotNull()
-    is_snapshot = F.col("snapshot_offset").isNotNull()
-    # Three passes over each queue's ordered events, as few as the dependencies allow (a
-    # window pass re-buffers every queue's rows): what the events themselves give, then
-    # what depends on it, then the regressions as of the previous snapshot.
-    stored = F.coalesce("commit_offset", "snapshot_offset")
-    seeded = events.unionByName(_seed_events(seed), allowMissingColumns=True).select(
-        *events.columns,
-        F.row_number().over(Window.partitionBy(QUEUE_ID).orderBy(*REPLAY_ORDER)).alias(EVENT_SEQ),
-        # every row of a queue reads the seed from its leading row (null if none)
-        *[F.first(c).over(upto).alias(c) for c in SEED_STATE],
-        F.last("commit_offset", ignorenulls=True).over(before).alias("_last_commit"),
-        F.last("snapshot_offset", ignorenulls=True).over(before).alias("_last_snapshot"),
-        F.last(stored, ignorenulls=True).over(before).alias("_last_stored"),
-        F.max("commit_offset").over(upto).alias("_max_commit"),
+    seeded = events.unionByName(_seed_events(seed), allowMissingColumns=True)
+    ordered = seeded.repartition(QUEUE_ID).sortWithinPartitions(QUEUE_ID, *REPLAY_ORDER)
+    state = StructType(
+        [*[f for f in seeded.schema.fields if f.name not in SEED_STATE], *[StructField(c, _STATE_TYPES.get(c, LongType())) for c in STATE_COLUMNS]]
     )
-    stage = (
-        seeded.withColumn("_prev_commit", F.coalesce("_last_commit", "last_commit_offset"))
-        .withColumn("previous_snapshot_offset", F.coalesce("_last_snapshot", "last_snapshot_offset"))
-        .withColumn("stored_offset", stored)
-        .withColumn("previous_stored_offset", F.coalesce("_last_stored", "last_stored_offset"))
-        .withColumn("stored_offset_before", F.when(is_commit, F.coalesce("_prev_commit", "previous_snapshot_offset")))
-        .withColumn(
-            "stored_before_source",
-            F.when(is_commit & F.col("_prev_commit").isNotNull(), F.lit("commit")).when(
-                is_commit & F.col("previous_snapshot_offset").isNotNull(), F.lit("snapshot")
-            ),
-        )
-        .withColumn("is_regression", is_commit & F.coalesce(F.col("commit_offset") < F.col("stored_offset_before"), F.lit(False)))
-    )
-    # first commit's starting point: what the client read from the broker before committing
-    first_start = F.first(F.when(is_commit, F.struct("stored_offset_before")), ignorenulls=True).over(upto)
-    client_offset_after = F.when(
-        is_commit, F.greatest(F.col("client_offset_hwm"), F.col("_first_start")["stored_offset_before"], F.col("_max_commit"))
-    )
-    state = (
-        stage.select("*", first_start.alias("_first_start"), F.sum(F.col("is_regression").cast("long")).over(upto).alias("_regressions_so_far"))
-        .withColumn("client_offset_after", client_offset_after)
-        .withColumn(
-            "_regressions_at_prev_snapshot",
-            F.last(F.when(is_snapshot, F.col("_regressions_so_far")), ignorenulls=True).over(before),
-        )
-        .withColumn(
-            "commit_regressions_between",
-            F.when(
-                F.col("_regressions_at_prev_snapshot").isNotNull(),
-                F.col("_regressions_so_far") - F.col("_regressions_at_prev_snapshot"),
-            ).otherwise(F.col("_regressions_so_far") + F.coalesce("commit_regressions_since_snapshot", F.lit(0))),
-        )
-    )
-    # the working columns (named _*) and the seed's own (folded into the state's) leave with
-    # the seed rows: the state is kept for four tables, and a cached column costs every row
-    working = [c for c in state.columns if c.startswith("_") and c not in events.columns]
-    return state.where(F.col("event_rank") != SEED_RANK).drop(*working, *SEED_STATE)
+    return ordered.mapInArrow(kernel, state)

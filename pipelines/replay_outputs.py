@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
@@ -16,6 +18,7 @@ from pipelines.replay import (
     observation_seq,
     with_replayed_state,
 )
+from pipelines.replay_kernel import replay_batches
 
 
 def _is_commit() -> Column:
@@ -139,23 +142,30 @@ def next_checkpoint(state: DataFrame, seed: DataFrame, queues: DataFrame) -> Dat
 
 
 def replay(
-    commits: DataFrame, snapshots: DataFrame, seed: DataFrame, broadcast_logged: bool = False, files: DataFrame | None = None
+    commits: DataFrame,
+    snapshots: DataFrame,
+    seed: DataFrame,
+    broadcast_logged: bool = False,
+    files: DataFrame | None = None,
+    kernel_for: Callable[[EventIds], Callable] | None = None,
 ) -> ReplayResult:
     """Replay one interval's bronze commits and snapshots, continuing from ``seed``
     (``broadcast_logged``: see :func:`pipelines.replay.without_corroborating_logs`; ``files``:
-    the landed files the events may come from, see :meth:`pipelines.replay.EventIds.of`)."""
+    the landed files the events may come from, see :meth:`pipelines.replay.EventIds.of`).
+
+    ``kernel_for``, given the interval's ids, returns a kernel that writes the replayed
+    commits and the timeline itself and returns only the rows the regressions and the
+    checkpoint read (see jobs.replay_landing); the result then has no ``commits`` or ``timeline``.
+    """
     ids = EventIds.of(commits, snapshots, files)
     events = ids.encode(build_events(commits, snapshots, broadcast_logged))
-    state = with_replayed_state(events, ids.encode(seed, files=False, known_only=True)).withColumn(
-        # commit regressions since the latest snapshot, as of this event (carried in the checkpoint)
-        "commit_regressions_after",
-        F.when(_is_commit(), F.col("commit_regressions_between")).otherwise(F.lit(0)),
-    )
+    kernel = kernel_for(ids) if kernel_for is not None else replay_batches
+    state = with_replayed_state(events, ids.encode(seed, files=False, known_only=True), kernel)
     # the state keeps its ids (narrower to cache); the tables get the text back
     decoded = ids.decode(state)
     return ReplayResult(
-        commits=replayed_commits(decoded),
-        timeline=stored_offset_timeline(decoded),
+        commits=replayed_commits(decoded) if kernel_for is None else None,
+        timeline=stored_offset_timeline(decoded) if kernel_for is None else None,
         regressions=regressions(decoded),
         checkpoint=next_checkpoint(state, seed, ids.queues),
         state=state,

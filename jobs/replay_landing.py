@@ -1,0 +1,61 @@
+"""Replayed commits and the timeline, written by the replay's Python workers (the embedded lake).
+
+The replay's workers hold every event's state in Arrow (pipelines.replay_kernel). On the
+embedded lake (a local Delta table, a local master) they also write the two tables with a
+row per event, silver/offset_commits_replayed and silver/stored_offset_timeline, as Parquet
+into staging directories of those tables, and send Spark back only the rows the regressions
+and the next checkpoint read (``checkpoint_and_regression_rows``): the state of some ten
+million events is not converted back to Spark's rows, cached and written again by Spark. The
+files join their tables in the replay's replace of the interval
+(:meth:`jobs.lake.Lake.replace_range`'s ``files``).
+
+Each task writes one file per table and date, named by its partition: a task that runs again
+writes the same files under the same names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+from pyspark import TaskContext
+
+from jobs.delta_rs import arrow_schema
+from jobs.reader_landing import write_part
+from pipelines.replay_kernel import Names, checkpoint_and_regression_rows, commit_rows, replay_partition, timeline_rows
+from schemas.tables import OFFSET_COMMITS_REPLAYED, STORED_OFFSET_TIMELINE, TableSpec
+
+
+@dataclass(frozen=True)
+class ReplayLanding:
+    """Where a replay's workers write the two tables' files (``commits``, ``timeline``: local
+    directories from :meth:`jobs.lake.Lake.files_dir`), and the names the ids stand for."""
+
+    commits: str
+    timeline: str
+    names: Names
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        """``mapInArrow`` over a partition of ordered events (see pipelines.replay.with_replayed_state):
+        replay it, write its two tables' files, return the rows Spark still needs."""
+        batches = list(batches)
+        if not batches:
+            return
+        state = replay_partition(pa.Table.from_batches(batches))
+        part = TaskContext.get().partitionId()
+        _write_by_date(self.commits, OFFSET_COMMITS_REPLAYED, commit_rows(state, self.names), part)
+        _write_by_date(self.timeline, STORED_OFFSET_TIMELINE, timeline_rows(state, self.names), part)
+        yield from checkpoint_and_regression_rows(state).to_batches()
+
+
+def _write_by_date(directory: str, spec: TableSpec, rows: pa.Table, part: int) -> None:
+    """One file of ``rows`` per value of the table's date partition column."""
+    (partition,) = spec.partition_by
+    rows = rows.cast(arrow_schema(spec))
+    days = rows.column(partition).cast(pa.int32()).to_numpy()
+    distinct = np.unique(days)
+    for day in distinct:
+        chosen = rows.filter(pa.array(days == day)) if len(distinct) > 1 else rows
+        write_part(directory, spec, chosen, f"part-{part:05d}-{int(day)}")
