@@ -17,8 +17,8 @@ interval leaves the tables as they were.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
 from datetime import datetime, timedelta, timezone
+from functools import partial
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame
