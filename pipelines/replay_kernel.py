@@ -94,11 +94,9 @@ def replay_partition(events: pa.Table) -> pa.Table:
     of_queue = np.cumsum(is_first) - 1  # each row's queue, numbered from 0 in the partition
     first_row = starts[of_queue]
 
-    def last(mask: np.ndarray, *, inclusive: bool) -> np.ndarray:
-        """Index of the queue's last row where ``mask`` holds, at or (not ``inclusive``) before each row; -1 if none."""
-        index = np.maximum.accumulate(np.where(mask, row, -1)) if n else row
-        if not inclusive:
-            index = np.r_[-1, index[:-1]]
+    def last_before(mask: np.ndarray) -> np.ndarray:
+        """Index of the queue's last row before each row where ``mask`` holds; -1 if none."""
+        index = np.r_[-1, np.maximum.accumulate(np.where(mask, row, -1))[:-1]] if n else row
         return np.where(index >= first_row, index, -1)
 
     commit, snapshot = _Long.of(events.column("commit_offset")), _Long.of(events.column("snapshot_offset"))
@@ -107,9 +105,9 @@ def replay_partition(events: pa.Table) -> pa.Table:
     seed = {c: _Long.of(events.column(c)).at(first_row) for c in SEED_STATE}
     stored = commit.or_else(snapshot)
 
-    previous_commit = commit.at(last(is_commit, inclusive=False)).or_else(seed["last_commit_offset"])
-    previous_snapshot = snapshot.at(last(is_snapshot, inclusive=False)).or_else(seed["last_snapshot_offset"])
-    previous_stored = stored.at(last(stored.valid, inclusive=False)).or_else(seed["last_stored_offset"])
+    previous_commit = commit.at(last_before(is_commit)).or_else(seed["last_commit_offset"])
+    previous_snapshot = snapshot.at(last_before(is_snapshot)).or_else(seed["last_snapshot_offset"])
+    previous_stored = stored.at(last_before(stored.valid)).or_else(seed["last_stored_offset"])
     # broker semantics: the previous commit, else the latest snapshot
     before = previous_commit.or_else(previous_snapshot).where(is_commit)
     source = np.where(is_commit & previous_commit.valid, 0, np.where(is_commit & previous_snapshot.valid, 1, 2))
@@ -125,7 +123,7 @@ def replay_partition(events: pa.Table) -> pa.Table:
     # commit regressions since the queue's previous snapshot (or carried by the checkpoint)
     total = np.cumsum(is_regression, dtype=np.int64)
     so_far = total - (total[first_row] - is_regression[first_row]) if n else total
-    at_snapshot = last(is_snapshot, inclusive=False)
+    at_snapshot = last_before(is_snapshot)
     carried = np.where(seed["commit_regressions_since_snapshot"].valid, seed["commit_regressions_since_snapshot"].values, 0)
     between = np.where(at_snapshot >= 0, so_far - so_far[np.maximum(at_snapshot, 0)], so_far + carried)
 
