@@ -247,6 +247,13 @@ class DeltaRsEngine:
         shutil.rmtree(staging, ignore_errors=True)
         return actions
 
+    def _staged(self, path: str, spec: TableSpec, files: str | None) -> list[AddAction]:
+        """The Parquet files written outside Spark under ``files`` (see :meth:`files_dir`),
+        moved into the table under unique names; their AddActions."""
+        if files is None or not Path(files).is_dir():
+            return []
+        return self._adopt(_local_path(path), spec, Path(files), prefix=f"{uuid.uuid4().hex}-")
+
     @staticmethod
     def _removes(files: list[dict]) -> list[RemoveAction]:
         now_ms = int(time.time() * 1000)
@@ -277,9 +284,7 @@ class DeltaRsEngine:
         try:
             if once_as and table.transaction_version(once_as) is not None:
                 return False
-            adds = self._write_files(path, spec, df)
-            if files is not None and Path(files).is_dir():
-                adds += self._adopt(_local_path(path), spec, Path(files), prefix=f"{uuid.uuid4().hex}-")
+            adds = self._write_files(path, spec, df) + self._staged(path, spec, files)
             self._commit(table, spec, adds, once_as)
             return True
         finally:
@@ -303,9 +308,7 @@ class DeltaRsEngine:
                 column = F.col(spec.event_time)
                 kept = self._read_files(path, spec, straddling).where((column < F.lit(start)) | (column >= F.lit(end)))
                 new_rows = kept if df is None else df.unionByName(kept)
-            adds = self._write_files(path, spec, new_rows) if new_rows is not None else []
-            if files is not None and Path(files).is_dir():
-                adds += self._adopt(_local_path(path), spec, Path(files), prefix=f"{uuid.uuid4().hex}-")
+            adds = (self._write_files(path, spec, new_rows) if new_rows is not None else []) + self._staged(path, spec, files)
             self._commit(table, spec, [*self._removes(touched), *adds])
         finally:
             if files is not None:

@@ -24,7 +24,7 @@ from pyspark import TaskContext
 
 from jobs.delta_rs import arrow_schema
 from jobs.reader_landing import write_part
-from pipelines.replay_kernel import Names, checkpoint_and_regression_rows, commit_rows, replay_partition, timeline_rows
+from pipelines.replay_kernel import Names, checkpoint_and_regression_rows, commit_rows, replayed, timeline_rows
 from schemas.tables import OFFSET_COMMITS_REPLAYED, STORED_OFFSET_TIMELINE, TableSpec
 
 
@@ -40,13 +40,13 @@ class ReplayLanding:
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         """``mapInArrow`` over a partition of ordered events (see pipelines.replay.with_replayed_state):
         replay it, write its two tables' files, return the rows Spark still needs."""
-        batches = list(batches)
-        if not batches:
+        state = replayed(batches)
+        if state is None:
             return
-        state = replay_partition(pa.Table.from_batches(batches))
+        named = self.names.attach(state)
         part = TaskContext.get().partitionId()
-        _write_by_date(self.commits, OFFSET_COMMITS_REPLAYED, commit_rows(state, self.names), part)
-        _write_by_date(self.timeline, STORED_OFFSET_TIMELINE, timeline_rows(state, self.names), part)
+        _write_by_date(self.commits, OFFSET_COMMITS_REPLAYED, commit_rows(named), part)
+        _write_by_date(self.timeline, STORED_OFFSET_TIMELINE, timeline_rows(named), part)
         yield from checkpoint_and_regression_rows(state).to_batches()
 
 

@@ -28,7 +28,7 @@ from jobs.ingest_sources import COMMIT_KINDS, LOG_TOLD_KINDS, SNAPSHOT_KINDS
 from jobs.lake import Lake
 from jobs.replay_landing import ReplayLanding
 from pipelines.explain import LOOKBACK_SECONDS, SLACK_SECONDS, explain_regressions
-from pipelines.replay import FILE_ID, EventIds
+from pipelines.replay import EventIds
 from pipelines.replay_kernel import Names
 from pipelines.replay_outputs import replay
 from schemas.config import Settings
@@ -155,8 +155,8 @@ def run_replay(lake: Lake, settings: Settings, requested_from: datetime | None, 
         files=_file_names(files),
         kernel_for=landing,
     )
-    # four tables derive from the replayed state and its id dictionaries: compute them once
-    # (Spark substitutes the cached rows wherever their plans recur in the tables')
+    # the silver tables Spark writes derive from the replayed state and its id dictionaries:
+    # compute them once (Spark substitutes the cached rows wherever their plans recur)
     for frame in result.shared:
         if not frame.is_cached:  # the workers' dictionaries are already (see _landing)
             frame.persist(StorageLevel.MEMORY_AND_DISK)
@@ -185,7 +185,7 @@ def _landing(commits_dir: str, timeline_dir: str, ids: EventIds) -> ReplayLandin
     give the rows their text back from the id dictionaries, cached here and collected)."""
     for dictionary in (ids.queues, ids.files):
         dictionary.persist(StorageLevel.MEMORY_AND_DISK)
-    return ReplayLanding(commits_dir, timeline_dir, Names(ids.queues.toArrow(), ids.files.toArrow(), FILE_ID))
+    return ReplayLanding(commits_dir, timeline_dir, Names(ids.queues.toArrow(), ids.files.toArrow()))
 
 
 def _prune_checkpoints(lake: Lake, kept: int) -> None:

@@ -28,14 +28,14 @@ from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
-from pyspark.sql.types import BooleanType, IntegerType, LongType, StringType, StructField, StructType
+from pyspark.sql.pandas.types import from_arrow_type
+from pyspark.sql.types import StructField, StructType
 
-from pipelines.replay_kernel import QUEUE_ID, SEED_RANK, SEED_STATE, STATE_COLUMNS, replay_batches
+from pipelines.replay_kernel import FILE_ID, QUEUE_ID, SEED_RANK, SEED_STATE, STATE_COLUMNS, STATE_TYPES, replay_batches
 
 QUEUE_KEY = ("cluster", "broker", "topic", "consumer_group", "queue_id")
 # The replay's rows carry the queue key and the landed file as integers (see EventIds):
 # QUEUE_ID numbers the queue, FILE_ID the (source_file, _file_hash) pair in their sort order.
-FILE_ID = "_file"
 # An event's position in its queue's replay order, counted from 1 (the seed row, if any, is 1):
 # later events have larger numbers, so "the last event" is a max, which Spark aggregates by hash.
 EVENT_SEQ = "event_seq"
@@ -66,9 +66,6 @@ class ReplayResult:
         """What more than one of the four tables reads: worth computing once and caching (in
         this order: a cached plan reads only what was cached before it)."""
         return (self.ids.queues, self.ids.files, self.state)
-
-
-_STATE_TYPES = {"event_seq": IntegerType(), "stored_before_source": StringType(), "is_regression": BooleanType()}
 
 
 def observation_seq(rank: Column, source_file: Column, line_rank: Column) -> Column:
@@ -255,6 +252,6 @@ def with_replayed_state(events: DataFrame, seed: DataFrame, kernel: Callable = r
     seeded = events.unionByName(_seed_events(seed), allowMissingColumns=True)
     ordered = seeded.repartition(QUEUE_ID).sortWithinPartitions(QUEUE_ID, *REPLAY_ORDER)
     state = StructType(
-        [*[f for f in seeded.schema.fields if f.name not in SEED_STATE], *[StructField(c, _STATE_TYPES.get(c, LongType())) for c in STATE_COLUMNS]]
+        [*[f for f in seeded.schema.fields if f.name not in SEED_STATE], *[StructField(c, from_arrow_type(STATE_TYPES[c])) for c in STATE_COLUMNS]]
     )
     return ordered.mapInArrow(kernel, state)

@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-QUEUE_ID = "_queue"
+QUEUE_ID, FILE_ID = "_queue", "_file"  # the queue's and the landed file's ids (pipelines.replay.EventIds)
 SEED_RANK = -1
 SEED_STATE = (
     "last_commit_offset",
@@ -28,8 +28,7 @@ SEED_STATE = (
     "commit_regressions_since_snapshot",
     "last_stored_offset",
 )
-# what the replay adds to every event, in this order: event_seq an int, stored_before_source
-# a string, is_regression a boolean, the others longs
+# what the replay adds to every event, in this order (their types: STATE_TYPES)
 STATE_COLUMNS = (
     "event_seq",
     "previous_snapshot_offset",
@@ -42,6 +41,7 @@ STATE_COLUMNS = (
     "commit_regressions_between",
     "commit_regressions_after",
 )
+STATE_TYPES = {c: pa.int64() for c in STATE_COLUMNS} | {"event_seq": pa.int32(), "stored_before_source": pa.string(), "is_regression": pa.bool_()}
 
 
 class _Long:
@@ -128,13 +128,13 @@ def replay_partition(events: pa.Table) -> pa.Table:
     between = np.where(at_snapshot >= 0, so_far - so_far[np.maximum(at_snapshot, 0)], so_far + carried)
 
     state = {
-        "event_seq": pa.array(row - first_row + 1, pa.int32()),
+        "event_seq": pa.array(row - first_row + 1, STATE_TYPES["event_seq"]),
         "previous_snapshot_offset": previous_snapshot.arrow(),
         "stored_offset": stored.arrow(),
         "previous_stored_offset": previous_stored.arrow(),
         "stored_offset_before": before.arrow(),
-        "stored_before_source": pa.array(["commit", "snapshot", None], pa.string()).take(pa.array(source)),
-        "is_regression": pa.array(is_regression & is_commit, pa.bool_()),
+        "stored_before_source": pa.array(["commit", "snapshot", None], STATE_TYPES["stored_before_source"]).take(pa.array(source)),
+        "is_regression": pa.array(is_regression & is_commit, STATE_TYPES["is_regression"]),
         "client_offset_after": client_after.arrow(),
         "commit_regressions_between": pa.array(between, pa.int64()),
         "commit_regressions_after": pa.array(np.where(is_commit, between, 0), pa.int64()),
@@ -156,61 +156,66 @@ def _running_max(values: _Long, starts: np.ndarray) -> _Long:
     return _Long(np.where(seen, largest, 0), seen)
 
 
-def replay_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """``mapInArrow`` over a partition of ordered events: the partition replayed as one table."""
+def replayed(batches: Iterator[pa.RecordBatch]) -> pa.Table | None:
+    """A partition of ordered events (``mapInArrow``'s batches) replayed as one table; None if empty."""
     batches = list(batches)
-    if batches:
-        yield from replay_partition(pa.Table.from_batches(batches)).to_batches()
+    return replay_partition(pa.Table.from_batches(batches)) if batches else None
+
+
+def replay_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """``mapInArrow`` over a partition of ordered events: every event with its replayed state."""
+    state = replayed(batches)
+    if state is not None:
+        yield from state.to_batches()
 
 
 class Names:
     """The text a partition's queue and file ids stand for (:class:`pipelines.replay.EventIds`'s
     two dictionaries, as Arrow tables), to give the replayed rows their text back."""
 
-    def __init__(self, queues: pa.Table, files: pa.Table, file_id: str):
+    def __init__(self, queues: pa.Table, files: pa.Table):
         self.queues = queues.sort_by(QUEUE_ID)
-        self.files = files.sort_by(file_id)
-        self.file_id = file_id
+        self.files = files.sort_by(FILE_ID)
 
     @staticmethod
-    def _lookup(dictionary: pa.Table, id_column: str, ids: pa.ChunkedArray) -> np.ndarray:
+    def _lookup(dictionary: pa.Table, id_column: str, ids: pa.ChunkedArray) -> pa.Table:
+        """The rows of ``dictionary`` (without the id) whose id is each of ``ids``."""
         known = dictionary.column(id_column).to_numpy()
         wanted = pc.fill_null(ids, -1).to_numpy()
         at = np.searchsorted(known, wanted)
         if len(wanted) and (np.any(at >= len(known)) or np.any(known[np.minimum(at, len(known) - 1)] != wanted)):
             raise ValueError(f"no {id_column} in the dictionary for some replayed rows")
-        return at
+        return dictionary.drop_columns([id_column]).take(at)
 
-    def queue(self, state: pa.Table) -> pa.Table:
-        """The queue key's columns of each row of ``state``."""
-        return self.queues.drop_columns([QUEUE_ID]).take(self._lookup(self.queues, QUEUE_ID, state.column(QUEUE_ID)))
-
-    def file(self, state: pa.Table) -> pa.Table:
-        """source_file and _file_hash of each row of ``state``."""
-        return self.files.drop_columns([self.file_id]).take(self._lookup(self.files, self.file_id, state.column(self.file_id)))
+    def attach(self, state: pa.Table) -> pa.Table:
+        """``state`` with the queue key's and the landed file's columns beside their ids."""
+        text = [self._lookup(self.queues, QUEUE_ID, state.column(QUEUE_ID)), self._lookup(self.files, FILE_ID, state.column(FILE_ID))]
+        for table in text:
+            for name in table.column_names:
+                state = state.append_column(name, table.column(name))
+        return state
 
 
 def _date(at: pa.ChunkedArray) -> pa.ChunkedArray:
     return pc.cast(at, pa.date32())
 
 
-def commit_rows(state: pa.Table, names: Names) -> pa.Table:
-    """silver/offset_commits_replayed's rows of the replayed commits in ``state`` (the same
-    columns as pipelines.replay_outputs.replayed_commits)."""
-    commits = state.filter(pc.is_valid(state.column("commit_offset")))
-    queue, file = names.queue(commits), names.file(commits)
+def commit_rows(named: pa.Table) -> pa.Table:
+    """silver/offset_commits_replayed's rows of the replayed commits in ``named`` (state with
+    its text, :meth:`Names.attach`; the same columns as pipelines.replay_outputs.replayed_commits)."""
+    commits = named.filter(pc.is_valid(named.column("commit_offset")))
     regression = commits.column("is_regression")
     size = pc.if_else(regression, pc.subtract(commits.column("stored_offset_before"), commits.column("commit_offset")), None)
     return pa.table(
         {
-            "cluster": queue.column("cluster"),
-            "broker": queue.column("broker"),
+            "cluster": commits.column("cluster"),
+            "broker": commits.column("broker"),
             "committed_at": commits.column("event_at"),
             "client_host": commits.column("client_host"),
-            "topic": queue.column("topic"),
-            "consumer_group": queue.column("consumer_group"),
+            "topic": commits.column("topic"),
+            "consumer_group": commits.column("consumer_group"),
             "key_kind": commits.column("key_kind"),
-            "queue_id": queue.column("queue_id"),
+            "queue_id": commits.column("queue_id"),
             "offset": commits.column("commit_offset"),
             "evidence": commits.column("evidence"),
             "commit_path": commits.column("commit_path"),
@@ -219,33 +224,32 @@ def commit_rows(state: pa.Table, names: Names) -> pa.Table:
             "client_offset_after": commits.column("client_offset_after"),
             "is_regression": regression,
             "regression_size": size,
-            "source_file": file.column("source_file"),
+            "source_file": commits.column("source_file"),
             "line_no": commits.column("line_no"),
-            "_file_hash": file.column("_file_hash"),
+            "_file_hash": commits.column("_file_hash"),
             "commit_date": _date(commits.column("event_at")),
         }
     )
 
 
-def timeline_rows(state: pa.Table, names: Names) -> pa.Table:
-    """silver/stored_offset_timeline's rows of every event in ``state`` (the same columns as
-    pipelines.replay_outputs.stored_offset_timeline, ``observation_seq`` as
-    pipelines.replay.observation_seq writes it)."""
-    queue, file = names.queue(state), names.file(state)
-    line = pc.utf8_slice_codeunits(pc.utf8_lpad(pc.cast(state.column("line_rank"), pa.string()), 12, "0"), 0, 12)
-    seq = pc.binary_join_element_wise(pc.cast(state.column("event_rank"), pa.string()), file.column("source_file"), line, "|", null_handling="skip")
-    is_commit = pc.is_valid(state.column("commit_offset"))
-    change = pc.subtract(state.column("stored_offset"), state.column("previous_stored_offset"))
+def timeline_rows(named: pa.Table) -> pa.Table:
+    """silver/stored_offset_timeline's rows of every event in ``named`` (state with its text,
+    :meth:`Names.attach`; the same columns as pipelines.replay_outputs.stored_offset_timeline,
+    ``observation_seq`` as pipelines.replay.observation_seq writes it)."""
+    line = pc.utf8_slice_codeunits(pc.utf8_lpad(pc.cast(named.column("line_rank"), pa.string()), 12, "0"), 0, 12)
+    seq = pc.binary_join_element_wise(pc.cast(named.column("event_rank"), pa.string()), named.column("source_file"), line, "|", null_handling="skip")
+    is_commit = pc.is_valid(named.column("commit_offset"))
+    change = pc.subtract(named.column("stored_offset"), named.column("previous_stored_offset"))
     return pa.table(
         {
-            **{c: queue.column(c) for c in ("cluster", "broker", "topic", "consumer_group", "queue_id")},
-            "observed_at": state.column("event_at"),
+            **{c: named.column(c) for c in ("cluster", "broker", "topic", "consumer_group", "queue_id")},
+            "observed_at": named.column("event_at"),
             "observation_seq": seq,
             "observation": pc.if_else(is_commit, "commit", "snapshot"),
-            "stored_offset": state.column("stored_offset"),
-            "previous_stored_offset": state.column("previous_stored_offset"),
+            "stored_offset": named.column("stored_offset"),
+            "previous_stored_offset": named.column("previous_stored_offset"),
             "consumed_increment": pc.max_element_wise(pc.fill_null(change, 0), 0),
-            "observed_date": _date(state.column("event_at")),
+            "observed_date": _date(named.column("event_at")),
         }
     )
 
@@ -261,13 +265,12 @@ def checkpoint_and_regression_rows(state: pa.Table) -> pa.Table:
     queue = state.column(QUEUE_ID).to_numpy()
     last_of_queue = np.r_[queue[1:] != queue[:-1], True]
     keep = last_of_queue.copy()
+    ends = np.flatnonzero(last_of_queue)
+    starts = np.r_[0, ends[:-1] + 1]
     for kind in ("commit_offset", "snapshot_offset"):
         valid = pc.is_valid(state.column(kind)).to_numpy(zero_copy_only=False)
         # each queue's last row of this kind: the last valid index before the next queue starts
-        index = np.maximum.accumulate(np.where(valid, np.arange(n), -1))
-        ends = np.flatnonzero(last_of_queue)
-        starts = np.r_[0, ends[:-1] + 1]
-        found = index[ends]
+        found = np.maximum.accumulate(np.where(valid, np.arange(n), -1))[ends]
         keep[found[found >= starts]] = True
     regression = state.column("is_regression").to_numpy(zero_copy_only=False)
     dropped = pc.fill_null(pc.less(state.column("snapshot_offset"), state.column("previous_snapshot_offset")), False)
