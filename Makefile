@@ -8,7 +8,7 @@ VENV := .venv
 UV := .tools/bin/uv
 export UV_PYTHON_DOWNLOADS := never
 
-.PHONY: demo test bench env jvm-archive check-java clean
+.PHONY: demo test test-fast lint bench env jvm-archive check-java clean
 
 $(UV):
 	$(PYTHON) -m venv .tools
@@ -20,9 +20,9 @@ $(VENV)/.synced: pyproject.toml uv.lock | $(UV)
 
 env: $(VENV)/.synced
 
-# Spark's classes archived once for faster JVM starts (jobs/jvm_archive.py; a no-op when built)
+# Spark's classes archived once for faster JVM starts (jobs/runtime/class_archive.py; a no-op when built)
 jvm-archive: env check-java
-	$(VENV)/bin/python -m jobs.jvm_archive
+	$(VENV)/bin/python -m jobs.tools.class_archive_training
 
 check-java:
 	@command -v java >/dev/null 2>&1 || { \
@@ -36,11 +36,22 @@ check-java:
 demo: jvm-archive
 	$(VENV)/bin/offsetlake demo
 
-test: jvm-archive
+# the house rules: lint, format, and the layers of the import-linter contract (pyproject.toml)
+lint: env
+	$(VENV)/bin/ruff check --quiet .
+	$(VENV)/bin/ruff format --check --quiet .
+	$(VENV)/bin/lint-imports --no-cache > .lint-imports.log || { cat .lint-imports.log; exit 1; }
+
+# every test: unit (no Spark), integration (real Spark and Delta) and end-to-end (marked slow)
+test: lint jvm-archive
 	$(VENV)/bin/python -m pytest
+
+# all but the end-to-end tests (whole runs, real Airflow, the benchmark's agreement with DuckDB)
+test-fast: lint jvm-archive
+	$(VENV)/bin/python -m pytest -m "not slow"
 
 bench: jvm-archive
 	$(VENV)/bin/offsetlake bench
 
 clean:
-	rm -rf demo bench-results .pytest_cache spark-warehouse
+	rm -rf demo bench-results .pytest_cache spark-warehouse .lint-imports.log

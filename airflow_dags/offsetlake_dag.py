@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import os
 import shlex
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from airflow.sdk import CronDataIntervalTimetable, Variable, chain, dag, task
 from airflow.sdk.exceptions import AirflowFailException
@@ -40,7 +40,9 @@ INTERVAL_END = "{{ data_interval_end | ts }}"
 RUN_ID = "{{ run_id }}"
 
 SCHEDULE = os.environ.get("OFFSETLAKE_SCHEDULE", "@hourly")
-START_DATE = datetime.fromisoformat(os.environ.get("OFFSETLAKE_START_DATE", "2026-01-01T00:00:00Z").replace("Z", "+00:00"))
+START_DATE = datetime.fromisoformat(
+    os.environ.get("OFFSETLAKE_START_DATE", "2026-01-01T00:00:00Z").replace("Z", "+00:00")
+)
 RETRIES = int(os.environ.get("OFFSETLAKE_RETRIES", "2"))
 RETRY_DELAY = timedelta(seconds=int(os.environ.get("OFFSETLAKE_RETRY_DELAY_SECONDS", "300")))
 
@@ -71,20 +73,24 @@ def stage_command(stage: str, *, command: str, landing: str, lake: str, config: 
 def configured_command(stage: str) -> str:
     """``stage_command`` from the run-time settings; fails with a clear message when one is missing."""
     landing, lake = setting("landing"), setting("lake")
-    missing = [name for name, value in (("offsetlake_landing", landing), ("offsetlake_lake", lake)) if not value]
+    missing = [
+        name for name, value in (("offsetlake_landing", landing), ("offsetlake_lake", lake)) if not value
+    ]
     if missing:
         raise MissingSettingError(
             f"set the Airflow Variables {missing} (or the environment variables "
             f"{[m.upper() for m in missing]}) to the landing directory and the lake root"
         )
-    return stage_command(stage, command=setting("command", "offsetlake"), landing=landing, lake=lake, config=setting("config"))
+    return stage_command(
+        stage, command=setting("command", "offsetlake"), landing=landing, lake=lake, config=setting("config")
+    )
 
 
 @dag(
     dag_id="offsetlake",
     description="RocketMQ consumer offsets: ingest, replay, marts, audit, publish per interval",
     schedule=CronDataIntervalTimetable(SCHEDULE, timezone="UTC"),
-    start_date=START_DATE.astimezone(timezone.utc),
+    start_date=START_DATE.astimezone(UTC),
     catchup=True,
     max_active_runs=1,
     tags=["offsetlake", "rocketmq", "delta-lake", "data-quality"],

@@ -43,25 +43,12 @@ class SparkSettings(_Model):
     # ``partition_bytes`` of shuffled (compressed) data each, so a small input runs as one
     # task and a large one in tasks whose sorts and windows fit in memory.
     shuffle_partitions: int = Field(default=64, ge=1)
-    partition_bytes: str = Field(default="8m", pattern=r"(?i)^[0-9]+([kmgt]b?)?$")  # Spark's size form: 8m, 512k, 1g
+    partition_bytes: str = Field(
+        default="8m", pattern=r"(?i)^[0-9]+([kmgt]b?)?$"
+    )  # Spark's size form: 8m, 512k, 1g
     # auto: native Spark Delta when its extension is on the classpath, else delta-rs.
     delta_engine: Literal["auto", "spark", "delta-rs"] = "auto"
     conf: dict[str, str] = Field(default_factory=dict)
-
-
-class LandingPatterns(_Model):
-    """Where each kind of evidence lands, relative to the landing root.
-
-    Placeholders: ``{cluster}``, ``{broker}``, ``{time}`` (ISO-8601 UTC or epoch ms) each
-    match one path segment; ``**`` matches any number of segments; ``*`` matches within one.
-    """
-
-    snapshots: str = "snapshots/{cluster}/{broker}/{time}/*"
-    commits: str = "commits/{cluster}/**/*.jsonl*"
-    progress: str = "progress/{cluster}/{time}/*.txt"
-    broker_logs: str = "broker_logs/{cluster}/{broker}/**/*.log*"
-    client_logs: str = "client_logs/{cluster}/**/*.log*"
-    client_offsets: str = "client_offsets/{cluster}/{time}/**/offsets.json*"
 
 
 class ClusterSettings(_Model):
@@ -79,7 +66,9 @@ class ClusterSettings(_Model):
         try:
             ZoneInfo(value)
         except (ZoneInfoNotFoundError, ValueError) as error:
-            raise ValueError(f"unknown time zone {value!r}; use an IANA name such as 'Asia/Shanghai'") from error
+            raise ValueError(
+                f"unknown time zone {value!r}; use an IANA name such as 'Asia/Shanghai'"
+            ) from error
         return value
 
 
@@ -104,7 +93,10 @@ class ReplaySettings(_Model):
 
 class Settings(_Model):
     spark: SparkSettings = SparkSettings()
-    patterns: LandingPatterns = LandingPatterns()
+    # where each source kind's files land, relative to the landing root (jobs.sources declares
+    # the kinds and their default patterns): ``{cluster}``, ``{broker}``, ``{time}`` (ISO-8601
+    # UTC or epoch ms) each match one path segment; ``**`` any number of segments; ``*`` within one
+    patterns: dict[str, str] = Field(default_factory=dict)
     clusters: dict[str, ClusterSettings] = Field(default_factory=dict)
     replay: ReplaySettings = ReplaySettings()
     quality: QualitySettings = QualitySettings()

@@ -1,33 +1,33 @@
-"""Data-quality contract: the expectations on every table, the monitoring checks, their settings.
+"""Data-quality contract: the expectations on every table, and the settings of the checks.
 
 Each :class:`TableSuite` sits beside its table's :class:`~schemas.tables.TableSpec` and
 states what must hold at the table's grain: keys not null and unique, offsets and queue
 ids in range, codes from the documented sets, timestamps inside the run's interval.
 ``jobs.quality.gx_adapter`` turns them into Great Expectations; nothing here imports it.
 A check's full name is ``<layer>.<table>.<expectation>`` (``gold.consumer_lag.keys_unique``)
-or ``monitoring.<check>`` (``monitoring.large_regressions``). Results and alerts land in
-two tables of their own, ``quality/check_results`` and ``quality/alerts``.
+or ``monitoring.<check>`` (``monitoring.large_regressions``: the monitoring checks are declared
+with their functions in pipelines.monitoring). Results and alerts land in two tables of their
+own, ``quality/check_results`` and ``quality/alerts`` (schemas.tables.quality).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
-from pyspark.sql.types import BooleanType, IntegerType, LongType, StringType, StructField, StructType, TimestampType
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from pipelines.keys import KEY_KINDS
 from schemas import tables as t
+from schemas.keys import KEY_KINDS
 from schemas.records import MAX_QUEUE_ID, OFFSET_LIMIT
 
 Severity = Literal["error", "warn"]
 
 
-class Param(str, Enum):
+class Param(StrEnum):
     """Values an expectation refers to that are known only when a run validates."""
 
     INTERVAL_START = "interval_start"
@@ -69,7 +69,11 @@ class TableSuite:
 
 
 def _contract(
-    spec: t.TableSpec, *extra: Expectation, offsets: tuple[str, ...] = (), queue: str | None = "queue_id", first_date: Param = Param.FIRST_DATE
+    spec: t.TableSpec,
+    *extra: Expectation,
+    offsets: tuple[str, ...] = (),
+    queue: str | None = "queue_id",
+    first_date: Param = Param.FIRST_DATE,
 ) -> TableSuite:
     """Keys, queue ids, offsets and date partition of ``spec``, plus ``extra``."""
     found = [
@@ -81,7 +85,9 @@ def _contract(
     if offsets:
         found.append(Expectation("offsets_in_range", "between", offsets, 0, OFFSET_LIMIT))
     if spec.partition_by:
-        found.append(Expectation("partition_in_interval", "between", spec.partition_by, first_date, Param.LAST_DATE))
+        found.append(
+            Expectation("partition_in_interval", "between", spec.partition_by, first_date, Param.LAST_DATE)
+        )
     return TableSuite(spec, (*found, *extra))
 
 
@@ -90,7 +96,9 @@ def _codes(column: str, *values: str) -> Expectation:
 
 
 def _in_interval(spec: t.TableSpec, since: Param = Param.INTERVAL_START) -> Expectation:
-    return Expectation("event_time_in_interval", "between", (spec.event_time,), since, Param.INTERVAL_END, strict_max=True)
+    return Expectation(
+        "event_time_in_interval", "between", (spec.event_time,), since, Param.INTERVAL_END, strict_max=True
+    )
 
 
 _KEY_KIND = _codes("key_kind", *KEY_KINDS)
@@ -100,7 +108,11 @@ _EVIDENCE = _codes("evidence", "commit_log", "broker_notifyme", "client_persist"
 _RESET_KINDS = ("reset_success", "reset_started", "pull_offset_moved", "offset_too_small", "offset_overflow")
 
 SUITES = (
-    _contract(t.OFFSET_SNAPSHOTS, _codes("snapshot_source", "main", "bak", "client_offsets"), _KEY_KIND, offsets=("offset",)),
+    _contract(t.OFFSET_SNAPSHOTS, _codes("snapshot_source", "main", "bak", "lmq", "lmq_bak", "client_offsets"), _KEY_KIND,
+              offsets=("offset",)),
+    _contract(t.SNAPSHOT_FILES, _codes("document_kind", "consumer_offsets", "lmq", "delay_offsets"),
+              _codes("snapshot_source", "main", "bak"),
+              _codes("selection", "main", "bak_fallback", "bak_older", "bak_duplicate"), queue=None),
     _contract(t.OFFSET_COMMITS, _EVIDENCE, _codes("commit_path", "update_offset", "pull_piggyback"), _KEY_KIND,
               offsets=("offset", "reported_store_offset")),
     _contract(t.QUEUE_OFFSETS, _codes("evidence", "consumer_progress", "topic_status"),
@@ -128,86 +140,6 @@ SUITES = (
               Expectation("window_ordered", "pair_at_least", ("window_end", "window_start"), strict_max=True),
               Expectation("counts_in_range", "between", ("messages_consumed", "messages_per_second", "observations"), 0, None),
               queue=None, first_date=Param.THROUGHPUT_FIRST_DATE),
-)  # fmt: skip
-
-
-@dataclass(frozen=True)
-class MonitoringCheck:
-    """A check over several observations (``pipelines.monitoring_checks``): each offending row is an
-    alert whose time is ``time_column`` and whose measured value is ``value_column`` (in ``unit``)."""
-
-    name: str
-    description: str
-    inputs: tuple[t.TableSpec, ...]
-    time_column: str
-    value_column: str
-    unit: str
-    severity: Severity = "warn"
-
-    @property
-    def check_name(self) -> str:
-        return f"monitoring.{self.name}"
-
-
-MONITORING_CHECKS = (
-    MonitoringCheck("snapshot_gaps", "a broker's snapshots stopped, or arrived with a gap longer than the allowed missed intervals",
-                    (t.OFFSET_SNAPSHOTS,), "gap_started_at", "gap_seconds", "seconds"),
-    MonitoringCheck("negative_lag", "a consumer offset above the broker's max offset (topic recreated or store wiped)",
-                    (t.CONSUMER_LAG,), "observed_at", "excess_messages", "messages"),
-    MonitoringCheck("expired_before_consumed", "a consumer offset below the broker's min offset (messages expired unconsumed)",
-                    (t.CONSUMER_LAG,), "observed_at", "expired_messages", "messages"),
-    MonitoringCheck("abandoned_groups", "a topic@group whose offsets have not moved for the stall time while its lag grew",
-                    (t.CONSUMER_LAG,), "last_observed_at", "lag_growth", "messages"),
-    MonitoringCheck("snapshot_commit_mismatch", "a broker snapshot that does not hold the last commit at or before it",
-                    (t.OFFSET_SNAPSHOTS, t.OFFSET_COMMITS_REPLAYED), "snapshot_at", "offset_difference", "messages"),
-    MonitoringCheck("large_regressions", "a regression detected in the interval larger than the alert size",
-                    (t.OFFSET_REGRESSIONS,), "detected_at", "regression_size", "messages"),
-)  # fmt: skip
-
-CHECK_NAMES = frozenset(
-    [s.check_name(e) for s in SUITES for e in s.expectations] + [m.check_name for m in MONITORING_CHECKS]
-)
-
-
-def _schema(*columns: tuple[str, object, bool]) -> StructType:
-    return StructType([StructField(name, dtype, nullable) for name, dtype, nullable in columns])
-
-
-S, L, T, B = StringType(), LongType(), TimestampType(), BooleanType()
-_RUN = (("run_id", S, False), ("interval_start", T, False), ("interval_end", T, False))
-
-QUALITY_CHECK_RESULTS = t.TableSpec(
-    layer="quality",
-    name="check_results",
-    grain="one row per (audited interval start, check); a later audit of the same start replaces it",
-    keys=("interval_start", "check_name"),
-    event_time="interval_start",
-    schema=_schema(
-        *_RUN, ("check_name", S, False),
-        ("check_kind", S, False),  # expectation | monitoring
-        ("table_name", S, False),  # layer.table checked (a monitoring check: its first input)
-        ("severity", S, False), ("is_success", B, False), ("rows_checked", L, True), ("failing_rows", L, False),
-        ("message", S, False),
-        ("sample", S, True),  # JSON array: failing values (expectations) or alert messages (monitoring)
-    ),
-)  # fmt: skip
-
-QUALITY_ALERTS = t.TableSpec(
-    layer="quality",
-    name="alerts",
-    grain="one row per finding of a failed check in an audited interval; a later audit of the same start replaces them",
-    keys=("interval_start", "alert_id"),
-    event_time="interval_start",
-    schema=_schema(
-        *_RUN,
-        ("alert_id", S, False),  # the same finding gets the same id in a re-run
-        ("check_name", S, False), ("severity", S, False), ("table_name", S, False),
-        ("cluster", S, True), ("broker", S, True), ("topic", S, True), ("consumer_group", S, True),
-        ("queue_id", IntegerType(), True), ("client_host", S, True), ("observed_at", T, True),
-        ("measured_value", L, True),  # the check's measure: MonitoringCheck.value_column, or failing rows
-        ("message", S, False),
-        ("details", S, True),  # JSON: the offending row, or sample failing values
-    ),
 )  # fmt: skip
 
 
@@ -243,27 +175,26 @@ class QualitySettings(_Model):
     max_missed_snapshots: int = Field(default=3, ge=1)
     stalled_after: timedelta = timedelta(hours=1)
     regression_alert_above: int = Field(default=0, ge=0)
-    # A snapshot may hold any commit of this long before it (the broker persists every 5 s).
+    # A snapshot may hold any commit of this long before it (the broker persists every five seconds).
     snapshot_commit_tolerance: timedelta = timedelta(seconds=10)
     # History before the interval the monitoring checks read (gaps, stalls, last commits).
     lookback: timedelta = timedelta(hours=6)
     max_queue_id: int = Field(default=MAX_QUEUE_ID, ge=0)
+    # severity per check name (jobs.quality.checks checks the names when the settings load)
     severities: dict[str, Severity] = Field(default_factory=dict)
     sink: AlertSinkSettings = AlertSinkSettings()
 
-    @field_validator("severities")
-    @classmethod
-    def _known_checks(cls, value: dict[str, Severity]) -> dict[str, Severity]:
-        unknown = sorted(set(value) - CHECK_NAMES)
-        if unknown:
-            raise ValueError(f"unknown checks {unknown}; names look like 'monitoring.large_regressions' or 'gold.consumer_lag.keys_unique'")
-        return value
-
     @model_validator(mode="after")
     def _lookback_covers_checks(self) -> QualitySettings:
-        needed = max(self.stalled_after, self.snapshot_interval * self.max_missed_snapshots, self.snapshot_commit_tolerance)
+        needed = max(
+            self.stalled_after,
+            self.snapshot_interval * self.max_missed_snapshots,
+            self.snapshot_commit_tolerance,
+        )
         if self.lookback < needed:
-            raise ValueError(f"lookback ({self.lookback}) must cover stalled_after, the snapshot gap and the tolerance ({needed})")
+            raise ValueError(
+                f"lookback ({self.lookback}) must cover stalled_after, the snapshot gap and the tolerance ({needed})"
+            )
         return self
 
     @property

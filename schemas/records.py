@@ -11,30 +11,74 @@ proxy or an agent that observes commits writes them as JSON lines, one
      "queue_id": 5, "offset": 2611530, "agent": "hook-1.2"}
 
 This model is the documented contract and the reference for tests; the Spark parser
-(``pipelines.commit_events``) applies the same rules column-wise and does not call it.
+(``pipelines.ingest.commit_events``) applies the same rules column-wise and does not call it.
 Fields not named here are allowed and kept (they land in ``extra_fields``).
 """
 
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator
 
-OFFSET_LIMIT = 2**53
+OFFSET_LIMIT = 2**53  # exclusive: offsets beyond what every JSON reader holds exactly are absurd
 MAX_QUEUE_ID = 65535
-MAX_EPOCH_MILLIS = 253_402_300_799_999
-ISO_INSTANT = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$")
-EPOCH_MILLIS_TEXT = re.compile(r"^\d{1,15}$")
+MAX_EPOCH_MILLIS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z
+ISO_INSTANT_TEXT = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$"
+EPOCH_MILLIS_DIGITS = r"^\d{1,15}$"
+ISO_INSTANT = re.compile(ISO_INSTANT_TEXT)
+EPOCH_MILLIS_TEXT = re.compile(EPOCH_MILLIS_DIGITS)
+COMMIT_PATHS = ("update_offset", "pull_piggyback")
 _NOT_BLANK = r"\S"
+
+
+@dataclass(frozen=True)
+class ContractField:
+    """One field of a commit-event line, as the line parsers check it (the Spark parse in
+    pipelines.ingest.commit_events, the Arrow pre-parse in pipelines.ingest.commit_preparse;
+    :class:`CommitEvent` below states the same contract for people and tests).
+
+    ``kind``: ``time`` (an ISO-8601 string or epoch milliseconds, as a JSON integer or digits),
+    ``string`` (not blank) or ``integer`` (in ``[low, high)``). ``values``: the only texts a
+    string may hold. ``invalid``: the rejection's reason for a value out of range or unknown.
+    """
+
+    name: str
+    kind: Literal["time", "string", "integer"]
+    required: bool = False
+    low: int | None = None
+    high: int | None = None
+    values: tuple[str, ...] = ()
+    invalid: str | None = None
+
+
+COMMIT_FIELDS = (
+    ContractField("committed_at", "time", required=True, invalid="unparseable committed_at"),
+    ContractField("broker", "string", required=True),
+    ContractField("client_host", "string"),
+    ContractField("topic", "string", required=True),
+    ContractField("consumer_group", "string", required=True),
+    ContractField("queue_id", "integer", required=True, low=0, high=MAX_QUEUE_ID + 1,
+                  invalid=f"queue_id not an integer in [0, {MAX_QUEUE_ID}]"),
+    ContractField("offset", "integer", required=True, low=0, high=OFFSET_LIMIT, invalid="offset not an integer in [0, 2^53)"),
+    ContractField("path", "string", values=COMMIT_PATHS,
+                  invalid="unknown path value (expected update_offset or pull_piggyback)"),
+)  # fmt: skip
+KNOWN_FIELDS = tuple(f.name for f in COMMIT_FIELDS)
+REQUIRED_FIELDS = tuple(f.name for f in COMMIT_FIELDS if f.required)
+STRING_FIELDS = tuple(f.name for f in COMMIT_FIELDS if f.kind == "string")
+RANGED_FIELDS = tuple(f for f in COMMIT_FIELDS if f.kind == "integer")
+# fields a line may give as a JSON integer
+INTEGER_FIELDS = tuple(f.name for f in COMMIT_FIELDS if f.kind in ("time", "integer"))
 
 
 def _from_epoch_millis(millis: int) -> datetime:
     if not 0 <= millis <= MAX_EPOCH_MILLIS:
         raise ValueError(f"epoch milliseconds {millis} out of range [0, {MAX_EPOCH_MILLIS}]")
-    return datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(milliseconds=millis)
+    return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=millis)
 
 
 def _from_iso(text: str) -> datetime:
@@ -46,7 +90,7 @@ def _from_iso(text: str) -> datetime:
     fraction = match.group(1) or ""
     # Python keeps microseconds: cut a nanosecond fraction to six digits, as Spark does.
     trimmed = text.replace(fraction, fraction[:7], 1) if len(fraction) > 7 else text
-    return datetime.fromisoformat(trimmed.replace("Z", "+00:00")).astimezone(timezone.utc)
+    return datetime.fromisoformat(trimmed.replace("Z", "+00:00")).astimezone(UTC)
 
 
 class CommitEvent(BaseModel):
@@ -62,15 +106,21 @@ class CommitEvent(BaseModel):
             "without offset is rejected: it is ambiguous."
         )
     )
-    broker: StrictStr = Field(pattern=_NOT_BLANK, description="Broker name (brokerName) that stored the offset.")
+    broker: StrictStr = Field(
+        pattern=_NOT_BLANK, description="Broker name (brokerName) that stored the offset."
+    )
     client_host: StrictStr | None = Field(
         default=None,
         pattern=_NOT_BLANK,
         description="Address of the committing client as the broker saw it ('ip:port'), when known.",
     )
-    topic: StrictStr = Field(pattern=_NOT_BLANK, description="Topic of the queue (may be a %RETRY% or %DLQ% topic).")
+    topic: StrictStr = Field(
+        pattern=_NOT_BLANK, description="Topic of the queue (may be a %RETRY% or %DLQ% topic)."
+    )
     consumer_group: StrictStr = Field(pattern=_NOT_BLANK, description="Consumer group that committed.")
-    queue_id: StrictInt = Field(ge=0, le=MAX_QUEUE_ID, description="Queue id within the topic on that broker.")
+    queue_id: StrictInt = Field(
+        ge=0, le=MAX_QUEUE_ID, description="Queue id within the topic on that broker."
+    )
     offset: StrictInt = Field(
         ge=0,
         lt=OFFSET_LIMIT,

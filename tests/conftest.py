@@ -13,10 +13,17 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 REAL_SAMPLES = FIXTURES / "real_samples"
 
 
+def pytest_collection_modifyitems(items):
+    """A test that uses Spark is an integration test (``-m "not integration"`` runs the unit tests alone)."""
+    for item in items:
+        if "spark" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.integration)
+
+
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory):
     """A small local Spark: 2 cores, 2 shuffle partitions, UI off, UTC."""
-    from jobs.spark import build_session
+    from jobs.runtime.session import build_session
     from schemas.config import SparkSettings
 
     os.environ.setdefault("OFFSETLAKE_SPARK_LOG_LEVEL", "ERROR")

@@ -52,7 +52,9 @@ class LogSink:
     def send(self, notification: Notification) -> DeliveryResult:
         for alert in notification.alerts:
             level = logging.ERROR if alert.severity == "error" else logging.WARNING
-            log.log(level, "[%s] %s %s: %s", notification.run_id, alert.check_name, alert.severity, alert.message)
+            log.log(
+                level, "[%s] %s %s: %s", notification.run_id, alert.check_name, alert.severity, alert.message
+            )
         log.warning(
             "[%s] data quality %s: %d alerts (%s); report %s",
             notification.run_id, notification.status, notification.alerts_total,
@@ -71,7 +73,10 @@ class FileSink:
 
     def send(self, notification: Notification) -> DeliveryResult:
         envelope = notification.envelope()
-        lines = [json.dumps({**envelope, **alert.to_json()}, sort_keys=True) + "\n" for alert in notification.alerts]
+        lines = [
+            json.dumps({**envelope, **alert.to_json()}, sort_keys=True) + "\n"
+            for alert in notification.alerts
+        ]
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self.path.open("a", encoding="utf-8") as out:
             out.writelines(lines)
@@ -94,7 +99,11 @@ class WebhookSink:
         sleep: Callable[[float], None] = time.sleep,
     ):
         self.url = url
-        self.headers = {"Content-Type": "application/json", "User-Agent": "offsetlake-quality", **(headers or {})}
+        self.headers = {
+            "Content-Type": "application/json",
+            "User-Agent": "offsetlake-quality",
+            **(headers or {}),
+        }
         self.timeout_seconds = timeout_seconds
         self.retries = retries
         self.backoff_seconds = backoff_seconds
@@ -149,5 +158,10 @@ def deliver(sink: AlertSink, notification: Notification) -> DeliveryResult:
     except Exception as error:  # a sink must not take the run down with it
         result = DeliveryResult(sink.name, False, 1, f"{type(error).__name__}: {error}")
     if not result.is_delivered:
-        log.error("alerts of run %s were not delivered to the %s sink: %s", notification.run_id, sink.name, result.error)
+        log.error(
+            "alerts of run %s were not delivered to the %s sink: %s",
+            notification.run_id,
+            sink.name,
+            result.error,
+        )
     return result

@@ -17,19 +17,22 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from functools import reduce
 from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from jobs.lake import Lake
+from jobs.io.lake import Lake
 from jobs.quality import monitoring, suites
 from jobs.quality.alerts import DeliveryResult, build_sink, deliver
 from jobs.quality.report import report_path, write_report
 from jobs.quality.results import Alert, CheckResult, Notification
-from schemas.quality import MONITORING_CHECKS, QUALITY_ALERTS, QUALITY_CHECK_RESULTS, QualitySettings
+from pipelines.monitoring import CHECKS
+from schemas.instants import utc
+from schemas.quality import QualitySettings
+from schemas.tables import QUALITY_ALERTS, QUALITY_CHECK_RESULTS
 
 log = logging.getLogger("offsetlake.quality.audit")
 _SAMPLE_MESSAGES = 10
@@ -65,10 +68,6 @@ def _throughput_window(settings) -> timedelta:
     return replay.throughput_window if replay is not None else timedelta(hours=1)
 
 
-def _utc(value: datetime) -> datetime:
-    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)
-
-
 def replace_audit(lake: Lake, spec, df: DataFrame, start: datetime) -> None:
     """Replace the rows of the audit of the interval starting at ``start`` (audits of other
     intervals stay, even when a late-data replay makes this one overlap them)."""
@@ -88,20 +87,22 @@ def _collected_alerts(lake: Lake, start: datetime, per_check: int) -> tuple[dict
         .collect()
     )
     counts = {row.check_name: row["_alerts"] for row in picked}
-    fields = [f for f in Alert.__dataclass_fields__]
+    fields = list(Alert.__dataclass_fields__)
     return counts, [Alert(**{k: row[k] for k in fields}) for row in picked]
 
 
-def _monitoring_results(quality: QualitySettings, counts: dict[str, int], alerts: list[Alert]) -> list[CheckResult]:
+def _monitoring_results(
+    quality: QualitySettings, counts: dict[str, int], alerts: list[Alert]
+) -> list[CheckResult]:
     results = []
-    for check in MONITORING_CHECKS:
+    for check in CHECKS:
         failing = counts.get(check.check_name, 0)
         messages = tuple(a.message for a in alerts if a.check_name == check.check_name)[:_SAMPLE_MESSAGES]
         results.append(
             CheckResult(
                 check_name=check.check_name,
                 check_kind="monitoring",
-                table_name=f"{check.inputs[0].layer}.{check.inputs[0].name}",
+                table_name=f"{check.inputs[0].table.layer}.{check.inputs[0].table.name}",
                 severity=quality.severity(check.check_name, check.severity),
                 is_success=failing == 0,
                 rows_checked=None,
@@ -113,31 +114,49 @@ def _monitoring_results(quality: QualitySettings, counts: dict[str, int], alerts
     return results
 
 
-def _write_alerts(spark: SparkSession, lake: Lake, quality: QualitySettings, expectation_alerts: list[Alert], run_id: str, start, end) -> None:
+def _write_alerts(
+    spark: SparkSession,
+    lake: Lake,
+    quality: QualitySettings,
+    expectation_alerts: list[Alert],
+    run_id: str,
+    start,
+    end,
+) -> None:
     found = monitoring.find_all(lake, quality, start, end)
     frames: list[DataFrame] = [
-        monitoring.to_alerts(found[c.name], c, quality.severity(c.check_name, c.severity), run_id, start, end) for c in MONITORING_CHECKS
+        monitoring.to_alerts(found[c.name], c, quality.severity(c.check_name, c.severity), run_id, start, end)
+        for c in CHECKS
     ]
-    frames.append(spark.createDataFrame([a.row(run_id, start, end) for a in expectation_alerts], QUALITY_ALERTS.schema))
+    frames.append(
+        spark.createDataFrame([a.row(run_id, start, end) for a in expectation_alerts], QUALITY_ALERTS.schema)
+    )
     replace_audit(lake, QUALITY_ALERTS, reduce(DataFrame.unionByName, frames), start)
 
 
 def run_audit(
-    spark: SparkSession, lake: Lake, settings, interval_start: datetime, interval_end: datetime, run_id: str
+    lake: Lake, settings, interval_start: datetime, interval_end: datetime, run_id: str
 ) -> AuditOutcome:
     """Audit ``[interval_start, interval_end)``; see the module docstring."""
+    spark = lake.spark
     quality = quality_settings(settings)
-    start, end = _utc(interval_start), _utc(interval_end)
+    start, end = utc(interval_start), utc(interval_end)
     if not start < end:
-        raise AuditError(f"the audit interval is empty: --from {start.isoformat()} is not before --to {end.isoformat()}")
+        raise AuditError(
+            f"the audit interval is empty: --from {start.isoformat()} is not before --to {end.isoformat()}"
+        )
     log.info("auditing %s to %s (run %s)", start.isoformat(), end.isoformat(), run_id)
 
-    expectation_results, expectation_alerts = suites.validate_tables(lake, quality, start, end, _throughput_window(settings))
+    expectation_results, expectation_alerts = suites.validate_tables(
+        lake, quality, start, end, _throughput_window(settings)
+    )
     _write_alerts(spark, lake, quality, expectation_alerts, run_id, start, end)
     counts, alerts = _collected_alerts(lake, start, quality.sink.max_alerts_per_check)
     results = (*expectation_results, *_monitoring_results(quality, counts, alerts))
     rows = [r.row(run_id, start, end) for r in results]
-    replace_audit(lake, QUALITY_CHECK_RESULTS, spark.createDataFrame(rows, QUALITY_CHECK_RESULTS.schema), start)
+    replace_audit(
+        lake, QUALITY_CHECK_RESULTS, spark.createDataFrame(rows, QUALITY_CHECK_RESULTS.schema), start
+    )
 
     has_errors = any(r.is_error for r in results)
     path = report_path(lake.root, run_id)

@@ -53,16 +53,25 @@ def to_gx(expectation: Expectation, params: Mapping[Param, object]) -> list[gxe.
     if expectation.kind == "between":
         low, high = _resolve(expectation.min_value, params), _resolve(expectation.max_value, params)
         return [
-            gxe.ExpectColumnValuesToBeBetween(column=c, min_value=low, max_value=high, strict_max=expectation.strict_max, meta=meta)
+            gxe.ExpectColumnValuesToBeBetween(
+                column=c, min_value=low, max_value=high, strict_max=expectation.strict_max, meta=meta
+            )
             for c in columns
         ]
     if expectation.kind == "in_set":
-        return [gxe.ExpectColumnValuesToBeInSet(column=c, value_set=list(expectation.values), meta=meta) for c in columns]
+        return [
+            gxe.ExpectColumnValuesToBeInSet(column=c, value_set=list(expectation.values), meta=meta)
+            for c in columns
+        ]
     if expectation.kind == "pair_at_least":
         first, second = columns
         return [
             gxe.ExpectColumnPairValuesAToBeGreaterThanB(
-                column_A=first, column_B=second, or_equal=not expectation.strict_max, ignore_row_if="either_value_is_missing", meta=meta
+                column_A=first,
+                column_B=second,
+                or_equal=not expectation.strict_max,
+                ignore_row_if="either_value_is_missing",
+                meta=meta,
             )
         ]
     raise ValueError(f"unknown expectation kind {expectation.kind!r}")
@@ -104,7 +113,9 @@ def _summarise(check_name: str, results: list) -> ExpectationOutcome:
         count = int(found.get("unexpected_count") or 0)
         failures = max(failures, count)
         parts.append(f"{subject}: {count} of {found.get('element_count')} rows fail")
-        sample.extend({"column": subject, "value": _jsonable(v)} for v in found.get("partial_unexpected_list") or [])
+        sample.extend(
+            {"column": subject, "value": _jsonable(v)} for v in found.get("partial_unexpected_list") or []
+        )
     if not parts:
         return ExpectationOutcome(check_name, True, 0, "passed")
     return ExpectationOutcome(check_name, False, failures, "; ".join(parts), tuple(sample))
@@ -121,7 +132,9 @@ class SuiteRunner:
         self._batches = source.add_dataframe_asset(name="table").add_batch_definition_whole_dataframe("whole")
         self._suites = 0
 
-    def _run(self, df: DataFrame, expectations: list[gxe.Expectation], result_format: dict) -> dict[str, list]:
+    def _run(
+        self, df: DataFrame, expectations: list[gxe.Expectation], result_format: dict
+    ) -> dict[str, list]:
         self._suites += 1
         suite = gx.ExpectationSuite(name=f"suite-{self._suites}", expectations=expectations)
         batch = self._batches.get_batch(batch_parameters={"dataframe": df})
@@ -130,15 +143,21 @@ class SuiteRunner:
             by_check.setdefault(result.expectation_config.meta["check"], []).append(result)
         return by_check
 
-    def validate(self, df: DataFrame, suite: TableSuite, params: Mapping[Param, object]) -> list[ExpectationOutcome]:
+    def validate(
+        self, df: DataFrame, suite: TableSuite, params: Mapping[Param, object]
+    ) -> list[ExpectationOutcome]:
         """One outcome per expectation of ``suite``, in its order (``check_name`` fully qualified)."""
         declared = {e.name: e for e in suite.expectations}
-        first = self._run(df, [g for e in suite.expectations for g in to_gx(e, params)], {"result_format": "BOOLEAN_ONLY"})
+        first = self._run(
+            df, [g for e in suite.expectations for g in to_gx(e, params)], {"result_format": "BOOLEAN_ONLY"}
+        )
         failed = [name for name, results in first.items() if not all(r.success for r in results)]
         detail = {}
         if failed:
             again = [g for name in failed for g in to_gx(declared[name], params)]
-            detail = self._run(df, again, {"result_format": "BASIC", "partial_unexpected_count": self.sample_size})
+            detail = self._run(
+                df, again, {"result_format": "BASIC", "partial_unexpected_count": self.sample_size}
+            )
         outcomes = []
         for expectation in suite.expectations:
             name = suite.check_name(expectation)
@@ -147,4 +166,3 @@ class SuiteRunner:
             else:
                 outcomes.append(ExpectationOutcome(name, True, 0, "passed"))
         return outcomes
-

@@ -12,10 +12,10 @@ from datetime import datetime
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from jobs.lake import Lake
-from pipelines import monitoring_checks as checks
-from schemas.quality import QUALITY_ALERTS, MonitoringCheck, QualitySettings, Severity
-from schemas.tables import CONSUMER_LAG, OFFSET_COMMITS_REPLAYED, OFFSET_REGRESSIONS, OFFSET_SNAPSHOTS, TableSpec
+from jobs.io.lake import Lake
+from pipelines.monitoring import CHECKS, CheckContext, CheckInput, MonitoringCheck
+from schemas.quality import QualitySettings, Severity
+from schemas.tables import QUALITY_ALERTS, TableSpec
 
 _SUBJECT = ("cluster", "broker", "topic", "consumer_group", "queue_id", "client_host")
 
@@ -28,27 +28,25 @@ def interval_frame(lake: Lake, spec: TableSpec, start: datetime, end: datetime) 
     return lake.read(spec, start=start, end=end)
 
 
+def _input(lake: Lake, wanted: CheckInput, start: datetime, end: datetime, since: datetime) -> DataFrame:
+    """What a check reads of one table: the interval (staged rows for gold), and with the
+    look-back the published rows from ``since`` before it."""
+    interval = interval_frame(lake, wanted.table, start, end)
+    if wanted.span == "interval":
+        return interval
+    if wanted.table.layer == "gold":
+        return lake.read(wanted.table, start=since, end=start).unionByName(interval)
+    return lake.read(wanted.table, start=since, end=end)
+
+
 def find_all(lake: Lake, quality: QualitySettings, start: datetime, end: datetime) -> dict[str, DataFrame]:
     """Every monitoring check's offending rows for the interval, by check name."""
+    context = CheckContext(start, end, quality)
     since = start - quality.lookback
-    snapshots = lake.read(OFFSET_SNAPSHOTS, start=since, end=end)
-    commits = lake.read(OFFSET_COMMITS_REPLAYED, start=since, end=end)
-    lag = interval_frame(lake, CONSUMER_LAG, start, end)
-    lag_history = lake.read(CONSUMER_LAG, start=since, end=start).unionByName(lag)
-    interval = {"interval_start": start, "interval_end": end}
-    found = {
-        "snapshot_gaps": checks.find_snapshot_gaps(snapshots, **interval, max_gap=quality.max_snapshot_gap),
-        "negative_lag": checks.find_negative_lag(lag),
-        "expired_before_consumed": checks.find_expired_before_consumed(lag),
-        "abandoned_groups": checks.find_abandoned_groups(lag_history, **interval, stalled_after=quality.stalled_after),
-        "snapshot_commit_mismatch": checks.find_snapshot_commit_mismatches(
-            snapshots, commits, **interval, tolerance=quality.snapshot_commit_tolerance
-        ),
-        "large_regressions": checks.find_large_regressions(
-            lake.read(OFFSET_REGRESSIONS, start=start, end=end), above=quality.regression_alert_above
-        ),
+    return {
+        check.name: check.find([_input(lake, i, start, end, since) for i in check.inputs], context)
+        for check in CHECKS
     }
-    return found
 
 
 def _column(findings: DataFrame, name: str, dtype: str) -> Column:
@@ -56,11 +54,19 @@ def _column(findings: DataFrame, name: str, dtype: str) -> Column:
 
 
 def to_alerts(
-    findings: DataFrame, check: MonitoringCheck, severity: Severity, run_id: str, start: datetime, end: datetime
+    findings: DataFrame,
+    check: MonitoringCheck,
+    severity: Severity,
+    run_id: str,
+    start: datetime,
+    end: datetime,
 ) -> DataFrame:
     """``quality/alerts`` rows for ``check``'s findings; the whole finding goes to ``details``."""
     details = F.to_json(F.struct(*[F.col(c) for c in findings.columns]))
-    subject = {name: _column(findings, name, QUALITY_ALERTS.schema[name].dataType.simpleString()) for name in _SUBJECT}
+    subject = {
+        name: _column(findings, name, QUALITY_ALERTS.schema[name].dataType.simpleString())
+        for name in _SUBJECT
+    }
     return findings.select(
         F.lit(run_id).alias("run_id"),
         F.lit(start).alias("interval_start"),
@@ -68,7 +74,7 @@ def to_alerts(
         F.substring(F.sha2(F.concat_ws("|", F.lit(check.check_name), details), 256), 1, 32).alias("alert_id"),
         F.lit(check.check_name).alias("check_name"),
         F.lit(severity).alias("severity"),
-        F.lit(f"{check.inputs[0].layer}.{check.inputs[0].name}").alias("table_name"),
+        F.lit(f"{check.inputs[0].table.layer}.{check.inputs[0].table.name}").alias("table_name"),
         *[column.alias(name) for name, column in subject.items()],
         F.col(check.time_column).cast("timestamp").alias("observed_at"),
         F.col(check.value_column).cast("long").alias("measured_value"),

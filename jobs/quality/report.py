@@ -18,7 +18,8 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from jobs.quality.alerts import DeliveryResult
-from jobs.quality.results import CheckResult, Notification, iso
+from jobs.quality.results import CheckResult, Notification
+from schemas.instants import iso_z
 
 _STYLE = """
 body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}
@@ -70,13 +71,19 @@ def _alerts_table(notification: Notification) -> str:
     head = "".join(f"<th>{c}</th>" for c in columns)
     body = ""
     for alert in notification.alerts:
-        values = {**alert.to_json(), "observed_at": iso(alert.observed_at)}
-        body += "<tr>" + "".join(f"<td>{escape('' if values[c] is None else str(values[c]))}</td>" for c in columns) + "</tr>"
+        values = {**alert.to_json(), "observed_at": iso_z(alert.observed_at)}
+        body += (
+            "<tr>"
+            + "".join(f"<td>{escape('' if values[c] is None else str(values[c]))}</td>" for c in columns)
+            + "</tr>"
+        )
     counts = ", ".join(f"{escape(k)}: {v}" for k, v in sorted(notification.alert_counts.items()))
     return f"<p>{notification.alerts_total} alerts ({counts}); a sample of each check is shown.</p><table><tr>{head}</tr>{body}</table>"
 
 
-def render(notification: Notification, results: Sequence[CheckResult], delivery: DeliveryResult | None) -> str:
+def render(
+    notification: Notification, results: Sequence[CheckResult], delivery: DeliveryResult | None
+) -> str:
     """The report page for one run."""
     failed = [r for r in results if not r.is_success]
     if delivery is None:
@@ -89,10 +96,10 @@ def render(notification: Notification, results: Sequence[CheckResult], delivery:
 <html lang="en"><head><meta charset="utf-8"><title>OffsetLake data quality: {escape(notification.run_id)}</title>
 <style>{_STYLE}</style></head><body>
 <h1>OffsetLake data quality</h1>
-<p class="status {'error' if notification.has_errors else 'warn' if failed else 'pass'}">{escape(notification.status)}</p>
+<p class="status {"error" if notification.has_errors else "warn" if failed else "pass"}">{escape(notification.status)}</p>
 <table>
 <tr><th>run</th><td>{escape(notification.run_id)}</td></tr>
-<tr><th>interval</th><td>{iso(notification.interval_start)} to {iso(notification.interval_end)}</td></tr>
+<tr><th>interval</th><td>{iso_z(notification.interval_start)} to {iso_z(notification.interval_end)}</td></tr>
 <tr><th>checks</th><td>{len(results)} run, {len(failed)} failed ({sum(r.is_error for r in results)} errors)</td></tr>
 <tr><th>alerts</th><td>{notification.alerts_total}; {escape(sent)}</td></tr>
 </table>
@@ -115,7 +122,11 @@ def _write_through_hadoop(spark: SparkSession, uri: str, text: str) -> None:
 
 
 def write_report(
-    spark: SparkSession, location: Path | str, notification: Notification, results: Sequence[CheckResult], delivery: DeliveryResult | None
+    spark: SparkSession,
+    location: Path | str,
+    notification: Notification,
+    results: Sequence[CheckResult],
+    delivery: DeliveryResult | None,
 ) -> Path | str:
     """Write the page to ``location`` (a local path, or a URI written through Hadoop)."""
     page = render(notification, results, delivery)

@@ -9,18 +9,11 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Literal
 
+from schemas.instants import iso_z
 from schemas.quality import Severity
-
-
-def iso(value: datetime | None) -> str | None:
-    """ISO-8601 UTC with a ``Z`` (naive datetimes are UTC)."""
-    if value is None:
-        return None
-    value = value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)
-    return value.isoformat().replace("+00:00", "Z")
 
 
 @dataclass(frozen=True)
@@ -79,7 +72,7 @@ class Alert:
 
     def to_json(self) -> dict:
         found = asdict(self)
-        found["observed_at"] = iso(self.observed_at)
+        found["observed_at"] = iso_z(self.observed_at)
         found["details"] = json.loads(self.details) if self.details else None
         return found
 
@@ -107,8 +100,8 @@ class Notification:
         return {
             "source": "offsetlake",
             "run_id": self.run_id,
-            "interval_start": iso(self.interval_start),
-            "interval_end": iso(self.interval_end),
+            "interval_start": iso_z(self.interval_start),
+            "interval_end": iso_z(self.interval_end),
         }
 
     def to_json(self) -> dict:
@@ -118,7 +111,11 @@ class Notification:
             "has_errors": self.has_errors,
             "report_path": self.report_path,
             "failed_checks": [
-                {k: getattr(r, k) for k in ("check_name", "severity", "table_name", "failing_rows", "message")} for r in self.failed_checks
+                {
+                    k: getattr(r, k)
+                    for k in ("check_name", "severity", "table_name", "failing_rows", "message")
+                }
+                for r in self.failed_checks
             ],
             "alerts_total": self.alerts_total,
             "alert_counts": dict(sorted(self.alert_counts.items())),

@@ -17,18 +17,20 @@ from datetime import datetime, timedelta
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from jobs.lake import Lake
-from jobs.marts_stage import window_floor
+from jobs.io.lake import Lake
 from jobs.quality.gx_adapter import ExpectationOutcome, SuiteRunner
 from jobs.quality.results import Alert, CheckResult
+from pipelines.marts.windows import window_start
 from schemas.quality import SUITES, Param, QualitySettings, TableSuite
 
 log = logging.getLogger("offsetlake.quality.suites")
 
 
-def interval_params(quality: QualitySettings, start: datetime, end: datetime, throughput_window: timedelta) -> dict[Param, object]:
+def interval_params(
+    quality: QualitySettings, start: datetime, end: datetime, throughput_window: timedelta
+) -> dict[Param, object]:
     """Values of the suites' parameters for the interval ``[start, end)``."""
-    throughput_from = window_floor(start, throughput_window)
+    throughput_from = window_start(start, throughput_window)
     return {
         Param.INTERVAL_START: start,
         Param.INTERVAL_END: end,
@@ -54,7 +56,9 @@ def audited_frame(lake: Lake, suite: TableSuite, start: datetime, end: datetime)
     return lake.read(spec, start=start, end=end)
 
 
-def _result(suite: TableSuite, outcome: ExpectationOutcome, quality: QualitySettings, rows: int, default) -> CheckResult:
+def _result(
+    suite: TableSuite, outcome: ExpectationOutcome, quality: QualitySettings, rows: int, default
+) -> CheckResult:
     return CheckResult(
         check_name=outcome.check_name,
         check_kind="expectation",
@@ -80,7 +84,9 @@ def _alert(result: CheckResult) -> Alert:
     )
 
 
-def validate_suite(runner: SuiteRunner, df: DataFrame | None, suite: TableSuite, quality: QualitySettings, params) -> list[CheckResult]:
+def validate_suite(
+    runner: SuiteRunner, df: DataFrame | None, suite: TableSuite, quality: QualitySettings, params
+) -> list[CheckResult]:
     """The suite's check results on ``df`` (None: the table does not exist)."""
     if df is None:
         rows = 0

@@ -22,7 +22,9 @@ DAG_ID = "offsetlake"
 def airflow(tmp_path_factory):
     """Airflow configured by environment variables, its metadata DB migrated; yields timings."""
     if "airflow" in sys.modules:
-        raise RuntimeError("airflow was imported before the test environment was set; import it inside tests only")
+        raise RuntimeError(
+            "airflow was imported before the test environment was set; import it inside tests only"
+        )
     home = tmp_path_factory.mktemp("airflow-home")
     os.environ.update(
         {
@@ -38,7 +40,9 @@ def airflow(tmp_path_factory):
     imported = time.perf_counter()
     db.upgradedb()
     timings = {"import_seconds": imported - began, "migrate_seconds": time.perf_counter() - imported}
-    print(f"\nairflow setup: import {timings['import_seconds']:.1f}s, metadata DB migration {timings['migrate_seconds']:.1f}s")
+    print(
+        f"\nairflow setup: import {timings['import_seconds']:.1f}s, metadata DB migration {timings['migrate_seconds']:.1f}s"
+    )
     yield timings
 
 

@@ -6,8 +6,7 @@ import json
 import os
 import subprocess
 import sys
-from datetime import datetime, timezone
-
+from datetime import UTC, datetime
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -22,13 +21,15 @@ def test_dagbag_loads_the_dag_with_its_schedule_retries_and_task_order(dagbag):
     dag = bag.dags[DAG_ID]
     assert type(dag.timetable).__name__ == "CronDataIntervalTimetable"
     assert (dag.timetable.expression, str(dag.timetable.timezone)) == ("0 * * * *", "UTC")
-    assert (dag.catchup, dag.max_active_runs, dag.start_date) == (True, 1, datetime(2026, 1, 1, tzinfo=timezone.utc))
+    assert (dag.catchup, dag.max_active_runs, dag.start_date) == (True, 1, datetime(2026, 1, 1, tzinfo=UTC))
     assert {"offsetlake", "rocketmq"} <= set(dag.tags)
     assert [t.task_id for t in dag.topological_sort()] == STAGES
     assert {t.task_id: sorted(t.upstream_task_ids) for t in dag.tasks} == {
         "ingest": [], "replay": ["ingest"], "marts": ["replay"], "audit": ["marts"], "publish": ["audit"]
     }  # fmt: skip
-    assert {(t.retries, t.depends_on_past, t.retry_exponential_backoff) for t in dag.tasks} == {(2, True, True)}
+    assert {(t.retries, t.depends_on_past, t.retry_exponential_backoff) for t in dag.tasks} == {
+        (2, True, True)
+    }
 
 
 def test_parsing_imports_no_heavy_library_and_reads_the_environment(airflow, tmp_path):
@@ -43,7 +44,9 @@ def test_parsing_imports_no_heavy_library_and_reads_the_environment(airflow, tmp
     )
     env = {**os.environ, "OFFSETLAKE_SCHEDULE": "*/30 * * * *", "OFFSETLAKE_RETRIES": "5",
            "OFFSETLAKE_RETRY_DELAY_SECONDS": "60", "OFFSETLAKE_START_DATE": "2025-06-01T00:00:00Z"}  # fmt: skip
-    done = subprocess.run([sys.executable, str(probe)], env=env, capture_output=True, text=True, timeout=300, check=True)
+    done = subprocess.run(
+        [sys.executable, str(probe)], env=env, capture_output=True, text=True, timeout=300, check=True
+    )
     assert json.loads(done.stdout.strip().splitlines()[-1]) == {
         "heavy": [], "schedule": "*/30 * * * *", "retries": 5, "delay": 60.0, "start": "2025-06-01T00:00:00+00:00"
     }  # fmt: skip
@@ -55,7 +58,9 @@ def run_interval(dag, interval_end: datetime):
     return run, {ti.task_id: ti.state for ti in run.get_task_instances()}
 
 
-def test_each_stage_runs_with_the_templated_interval_and_one_run_id(dagbag, stage_recorder, monkeypatch, tmp_path):
+def test_each_stage_runs_with_the_templated_interval_and_one_run_id(
+    dagbag, stage_recorder, monkeypatch, tmp_path
+):
     command, log, _ = stage_recorder
     from airflow.models.variable import Variable
 
@@ -66,12 +71,19 @@ def test_each_stage_runs_with_the_templated_interval_and_one_run_id(dagbag, stag
     monkeypatch.setenv("OFFSETLAKE_COMMAND", command)
     monkeypatch.setenv("OFFSETLAKE_RETRIES", "0")
     try:
-        run, states = run_interval(dagbag().dags[DAG_ID], datetime(2026, 3, 1, 11, tzinfo=timezone.utc))
+        run, states = run_interval(dagbag().dags[DAG_ID], datetime(2026, 3, 1, 11, tzinfo=UTC))
     finally:
         Variable.delete("offsetlake_landing")
     assert (run.state, states) == ("success", dict.fromkeys(STAGES, "success"))
     calls = [json.loads(line) for line in log.read_text().splitlines()]
-    interval = ["--from", "2026-03-01T10:00:00+00:00", "--to", "2026-03-01T11:00:00+00:00", "--run-id", run.run_id]
+    interval = [
+        "--from",
+        "2026-03-01T10:00:00+00:00",
+        "--to",
+        "2026-03-01T11:00:00+00:00",
+        "--run-id",
+        run.run_id,
+    ]
     lake = ["--lake", str(tmp_path / "lake dir")]
     assert calls == [
         ["ingest", *lake, "--landing", "/data/landing", *interval, "--config", "/etc/offsetlake.toml"],
@@ -82,13 +94,29 @@ def test_each_stage_runs_with_the_templated_interval_and_one_run_id(dagbag, stag
 def test_a_failed_audit_stops_publish(dagbag, stage_recorder, monkeypatch, tmp_path):
     command, log, codes = stage_recorder
     codes.write_text(json.dumps({"audit": 4}))  # the CLI's data-quality exit code
-    for name, value in {"COMMAND": command, "LANDING": "/data/landing", "LAKE": "/data/lake", "RETRIES": "0"}.items():
+    for name, value in {
+        "COMMAND": command,
+        "LANDING": "/data/landing",
+        "LAKE": "/data/lake",
+        "RETRIES": "0",
+    }.items():
         monkeypatch.setenv(f"OFFSETLAKE_{name}", value)
     monkeypatch.delenv("OFFSETLAKE_CONFIG", raising=False)
-    run, states = run_interval(dagbag().dags[DAG_ID], datetime(2026, 3, 2, 11, tzinfo=timezone.utc))
+    run, states = run_interval(dagbag().dags[DAG_ID], datetime(2026, 3, 2, 11, tzinfo=UTC))
     assert run.state == "failed"
-    assert states == {"ingest": "success", "replay": "success", "marts": "success", "audit": "failed", "publish": "upstream_failed"}
-    assert [json.loads(line)[0] for line in log.read_text().splitlines()] == ["ingest", "replay", "marts", "audit"]
+    assert states == {
+        "ingest": "success",
+        "replay": "success",
+        "marts": "success",
+        "audit": "failed",
+        "publish": "upstream_failed",
+    }
+    assert [json.loads(line)[0] for line in log.read_text().splitlines()] == [
+        "ingest",
+        "replay",
+        "marts",
+        "audit",
+    ]
 
 
 def test_missing_lake_setting_fails_the_first_task_without_retrying(dagbag, stage_recorder, monkeypatch):
@@ -97,7 +125,7 @@ def test_missing_lake_setting_fails_the_first_task_without_retrying(dagbag, stag
     monkeypatch.setenv("OFFSETLAKE_LANDING", "/data/landing")
     monkeypatch.delenv("OFFSETLAKE_LAKE", raising=False)
     monkeypatch.setenv("OFFSETLAKE_RETRY_DELAY_SECONDS", "1")  # retries stay 2: they must not be used
-    run, states = run_interval(dagbag().dags[DAG_ID], datetime(2026, 3, 3, 11, tzinfo=timezone.utc))
+    run, states = run_interval(dagbag().dags[DAG_ID], datetime(2026, 3, 3, 11, tzinfo=UTC))
     assert (run.state, states["ingest"], states["publish"]) == ("failed", "failed", "upstream_failed")
     assert [ti.try_number for ti in run.get_task_instances() if ti.task_id == "ingest"] == [1]
     assert not log.exists()

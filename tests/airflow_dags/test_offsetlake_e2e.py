@@ -6,14 +6,14 @@ from __future__ import annotations
 import json
 import sys
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
-from jobs.simulator import SimulationSpec, simulate
+from jobs.tools.simulator import SimulationSpec, simulate
 
-START = datetime(2026, 11, 21, tzinfo=timezone.utc)
+START = datetime(2026, 11, 21, tzinfo=UTC)
 STAGES = ["ingest", "replay", "marts", "audit", "publish"]
 QUEUE = ("cluster", "broker", "topic", "consumer_group", "queue_id")
 
@@ -28,7 +28,9 @@ def table(lake: Path, path: str) -> list[dict]:
 def test_two_intervals_through_airflow_find_the_simulated_incidents(dagbag, tmp_path, monkeypatch):
     from schemas.config import Settings
 
-    assert "quality" in Settings.model_fields, "schemas.config.Settings needs `quality: QualitySettings = QualitySettings()`"
+    assert "quality" in Settings.model_fields, (
+        "schemas.config.Settings needs `quality: QualitySettings = QualitySettings()`"
+    )
     # Small on purpose (about 50 files): every stage is a separate Spark process.
     spec = SimulationSpec(
         start=START, duration=timedelta(hours=2), topics=2, queues_per_topic=(2, 2), groups=2, clients_per_group=(2, 1),
@@ -53,7 +55,10 @@ def test_two_intervals_through_airflow_find_the_simulated_incidents(dagbag, tmp_
         run = dag.test(logical_date=START + timedelta(hours=hour))
         timings.append(time.perf_counter() - began)
         assert {ti.task_id: ti.state for ti in run.get_task_instances()} == dict.fromkeys(STAGES, "success")
-        assert (run.data_interval_start, run.data_interval_end) == (START + timedelta(hours=hour - 1), START + timedelta(hours=hour))
+        assert (run.data_interval_start, run.data_interval_end) == (
+            START + timedelta(hours=hour - 1),
+            START + timedelta(hours=hour),
+        )
         runs.append(run.run_id)
     print(f"\ndag.test() per interval: {', '.join(f'{t:.0f}s' for t in timings)}")
 
@@ -63,7 +68,9 @@ def test_two_intervals_through_airflow_find_the_simulated_incidents(dagbag, tmp_
     per_run = {run_id: [r for r in results if r["run_id"] == run_id] for run_id in runs}
     assert len(per_run[runs[0]]) == len(per_run[runs[1]]) > 80
     assert [r["check_name"] for r in results if not r["is_success"] and r["severity"] == "error"] == []
-    assert {r["check_name"] for r in per_run[runs[1]] if not r["is_success"]} >= {"monitoring.large_regressions"}
+    assert {r["check_name"] for r in per_run[runs[1]] if not r["is_success"]} >= {
+        "monitoring.large_regressions"
+    }
     for run_id in runs:
         assert (lake / "reports" / "quality" / f"{run_id}.html").is_file()
     published = table(lake, "gold/consumer_lag")
@@ -73,14 +80,24 @@ def test_two_intervals_through_airflow_find_the_simulated_incidents(dagbag, tmp_
     # disagrees with the replayed commits (seen only in snapshots); nothing else was reported.
     alerts = [{**a, "details": json.loads(a["details"])} for a in table(lake, "quality/alerts")]
     assert {a["run_id"] for a in alerts} == set(runs)
-    regressions = {(*(r[k] for k in QUEUE), r["offset"], r["stored_offset"]) for r in table(lake, "silver/offset_regressions")}
+    regressions = {
+        (*(r[k] for k in QUEUE), r["offset"], r["stored_offset"])
+        for r in table(lake, "silver/offset_regressions")
+    }
     regression_alerts = {
         (*(a[k] for k in QUEUE), a["details"]["offset"], a["details"]["stored_offset"]): (a["measured_value"], a["client_host"])
         for a in alerts if a["check_name"] == "monitoring.large_regressions"
     }  # fmt: skip
     assert set(regression_alerts) == regressions
-    mismatches = {(*(a[k] for k in QUEUE), a["details"]["snapshot_offset"]) for a in alerts if a["check_name"] == "monitoring.snapshot_commit_mismatch"}
-    incidents = {(i.cluster, i.broker, i.topic, i.consumer_group, i.queue_id, i.offset, i.stored_offset_before): i for i in manifest.incidents}
+    mismatches = {
+        (*(a[k] for k in QUEUE), a["details"]["snapshot_offset"])
+        for a in alerts
+        if a["check_name"] == "monitoring.snapshot_commit_mismatch"
+    }
+    incidents = {
+        (i.cluster, i.broker, i.topic, i.consumer_group, i.queue_id, i.offset, i.stored_offset_before): i
+        for i in manifest.incidents
+    }
     assert incidents, "the simulation injected incidents"
     for key, incident in incidents.items():
         assert key in regressions or key[:-1] in mismatches, f"incident not reported: {incident}"
@@ -91,5 +108,10 @@ def test_two_intervals_through_airflow_find_the_simulated_incidents(dagbag, tmp_
 
     # The file sink received the same alerts, each with its run's fields.
     sent = [json.loads(line) for line in alerts_file.read_text().splitlines()]
-    assert sorted((a["run_id"], a["alert_id"]) for a in sent) == sorted((a["run_id"], a["alert_id"]) for a in alerts)
-    assert {(a["source"], a["interval_end"]) for a in sent} == {("offsetlake", "2026-11-21T01:00:00Z"), ("offsetlake", "2026-11-21T02:00:00Z")}
+    assert sorted((a["run_id"], a["alert_id"]) for a in sent) == sorted(
+        (a["run_id"], a["alert_id"]) for a in alerts
+    )
+    assert {(a["source"], a["interval_end"]) for a in sent} == {
+        ("offsetlake", "2026-11-21T01:00:00Z"),
+        ("offsetlake", "2026-11-21T02:00:00Z"),
+    }

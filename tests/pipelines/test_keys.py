@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pyspark.sql import functions as F
 
-from pipelines.keys import key_kind, key_kind_of
+from pipelines.keys import key_kind
+from schemas.keys import key_kind_of
 
 KEYS = [
     ("%RETRY%g", "g", "retry"), ("%RETRY%g_t", "g", "pop_retry"), ("%RETRY%g+t", "g", "pop_retry"),
@@ -22,5 +23,7 @@ def test_plain_python_classifies_keys_as_documented():
 
 def test_spark_classifies_the_same_keys_alike(spark):
     rows = spark.createDataFrame([(t, g) for t, g, _ in KEYS], "topic string, consumer_group string")
-    got = [r.kind for r in rows.select(key_kind(F.col("topic"), F.col("consumer_group")).alias("kind")).collect()]
+    got = [
+        r.kind for r in rows.select(key_kind(F.col("topic"), F.col("consumer_group")).alias("kind")).collect()
+    ]
     assert got == [kind for _, _, kind in KEYS]

@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from pydantic import ValidationError
 
 from schemas.records import CommitEvent
-from tests.pipelines.lines_helper import BROKEN_LINES, broken_reasons
+from tests.pipelines.ingest.lines_helper import BROKEN_LINES, broken_reasons
 
-BASE = {"broker": "broker-a", "topic": "orders", "consumer_group": "billing", "queue_id": 5, "offset": 2611518}
-UTC = timezone.utc
+BASE = {
+    "broker": "broker-a",
+    "topic": "orders",
+    "consumer_group": "billing",
+    "queue_id": 5,
+    "offset": 2611518,
+}
+UTC = UTC
 
 
 def _strict_object(pairs: list[tuple[str, object]]) -> dict[str, object]:

@@ -1,0 +1,83 @@
+"""What every Delta engine of the lake offers (:class:`DeltaEngine`), and the helpers they share.
+
+jobs.io.lake picks the engine; nothing above the lake knows which one is in use.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Protocol
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from schemas.tables import TableSpec
+
+
+class DeltaEngine(Protocol):
+    """Table I/O on one Delta table at ``path`` (declared by ``spec``); the writes are atomic Delta commits."""
+
+    def exists(self, path: str) -> bool: ...
+
+    def read(self, path: str, spec: TableSpec, start: datetime | None, end: datetime | None) -> DataFrame:
+        """The table's rows; the engine may skip files that hold no row of ``[start, end)``."""
+        ...
+
+    def row_count(self, path: str, spec: TableSpec, start: datetime | None, end: datetime | None) -> int: ...
+
+    def worker_dir(self, path: str, name: str) -> str | None:
+        """A directory for worker files of the table (jobs.io.worker_files), or None where the engine takes none."""
+        ...
+
+    def append(
+        self, path: str, spec: TableSpec, df: DataFrame, once_as: str | None, worker_files: str | None
+    ) -> bool: ...
+
+    def replace_range(
+        self,
+        path: str,
+        spec: TableSpec,
+        df: DataFrame | None,
+        start: datetime,
+        end: datetime,
+        worker_files: str | None,
+    ) -> None: ...
+
+    def overwrite(self, path: str, spec: TableSpec, df: DataFrame) -> None: ...
+
+    def merge(self, path: str, spec: TableSpec, df: DataFrame, keys: tuple[str, ...]) -> None: ...
+
+
+class LakeError(RuntimeError):
+    """The lake cannot be used as asked; the message says what to fix."""
+
+
+def conform(df: DataFrame, spec: TableSpec) -> DataFrame:
+    """Select ``spec``'s columns in order and types; a missing column is an error."""
+    missing = [c for c in spec.columns if c not in df.columns]
+    if missing:
+        raise LakeError(f"cannot write {spec.path}: columns {missing} are missing from the data")
+    return df.select(*[F.col(f.name).cast(f.dataType).alias(f.name) for f in spec.schema.fields])
+
+
+def require_event_time(spec: TableSpec) -> str:
+    """``spec``'s event-time column: a table without one has no range to select."""
+    if spec.event_time is None:
+        raise LakeError(f"{spec.path} has no event time column to select a range on")
+    return spec.event_time
+
+
+def in_range(spec: TableSpec, start: datetime | None, end: datetime | None) -> Column:
+    """Condition ``start <= event_time < end`` on ``spec`` (either bound optional)."""
+    column = F.col(require_event_time(spec))
+    condition = F.lit(True)
+    if start is not None:
+        condition = condition & (column >= F.lit(start))
+    if end is not None:
+        condition = condition & (column < F.lit(end))
+    return condition
+
+
+def rows_in_range(df: DataFrame, spec: TableSpec, start: datetime | None, end: datetime | None) -> DataFrame:
+    """``df``'s rows with ``start <= event_time < end`` (every row when neither bound is given)."""
+    return df if start is None and end is None else df.where(in_range(spec, start, end))

@@ -1,0 +1,373 @@
+"""Embedded Delta engine: Spark writes the Parquet files, delta-rs commits them.
+
+A write goes in three steps, none of which brings table data to the driver:
+
+1. Spark writes Parquet (Hive-style partition directories) into a private directory of
+   the table, from its executors (an append may also take files that Python workers wrote
+   there: see :meth:`DeltaRsEngine.worker_dir`).
+2. The files are moved into the table directory; their footers (metadata only) give the
+   Delta statistics (row count, min/max, null count) used for file skipping.
+3. One delta-rs transaction adds them (and, for a replace, removes the files they supersede).
+
+Reads list the active files from the Delta log, skip those whose statistics cannot match
+the requested range, and hand the rest to Spark's Parquet reader.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+import uuid
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from urllib.parse import unquote
+
+import pyarrow as pa
+import pyarrow.dataset as pads
+import pyarrow.parquet as pq
+from deltalake import CommitProperties, DeltaTable, Transaction
+from deltalake.transaction import AddAction, RemoveAction
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import DateType, IntegerType, LongType, TimestampType
+
+from jobs.io.engines import LakeError, rows_in_range
+from schemas.instants import parse_utc, utc
+from schemas.tables import TableSpec
+
+WRITES_DIR = "_offsetlake_writes"
+_STAT_TYPES = (IntegerType, LongType, DateType, TimestampType)
+
+
+def _local_path(path: str) -> Path:
+    if "://" in path and not path.startswith("file://"):
+        raise LakeError(
+            f"the embedded delta-rs engine writes local lakes only, not {path}; on object storage run with "
+            "Delta's Spark extension (delta_engine = 'spark')"
+        )
+    return Path(path.removeprefix("file://"))
+
+
+def _stat_value(value, is_max: bool):
+    """Delta statistics JSON value; timestamps at millisecond precision, max rounded up."""
+    if isinstance(value, datetime):
+        value = value if value.tzinfo else value.replace(tzinfo=UTC)
+        floored = value.replace(microsecond=value.microsecond // 1000 * 1000)
+        if is_max and floored != value:
+            floored += timedelta(milliseconds=1)
+        return floored.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    if isinstance(value, date):
+        return value.isoformat()
+    return value
+
+
+def file_stats(file: Path, spec: TableSpec) -> str:
+    """Delta ``stats`` JSON for one Parquet file, from its footer."""
+    meta = pq.ParquetFile(file).metadata
+    stat_columns = {f.name for f in spec.schema.fields if isinstance(f.dataType, _STAT_TYPES)}
+    mins: dict[str, object] = {}
+    maxs: dict[str, object] = {}
+    nulls: dict[str, int] = {}
+    for rg in range(meta.num_row_groups):
+        group = meta.row_group(rg)
+        for c in range(group.num_columns):
+            column = group.column(c)
+            name = column.path_in_schema
+            stats = column.statistics
+            if stats is None:
+                continue
+            nulls[name] = nulls.get(name, 0) + (stats.null_count or 0)
+            if name in stat_columns and stats.has_min_max:
+                mins[name] = stats.min if name not in mins else min(mins[name], stats.min)
+                maxs[name] = stats.max if name not in maxs else max(maxs[name], stats.max)
+    return json.dumps(
+        {
+            "numRecords": meta.num_rows,
+            "minValues": {k: _stat_value(v, False) for k, v in mins.items()},
+            "maxValues": {k: _stat_value(v, True) for k, v in maxs.items()},
+            "nullCount": nulls,
+        }
+    )
+
+
+def _partition_values(relative: Path) -> dict[str, str | None]:
+    values: dict[str, str | None] = {}
+    for part in relative.parts[:-1]:
+        key, _, value = part.partition("=")
+        value = unquote(value)
+        values[unquote(key)] = None if value == "__HIVE_DEFAULT_PARTITION__" else value
+    return values
+
+
+def _partition_text(value) -> str | None:
+    return None if value is None else value.isoformat() if isinstance(value, date) else str(value)
+
+
+def _parse_stat(value) -> datetime | None:
+    """An event-time statistic of the Delta log (a datetime in UTC, or its ISO text) as an aware instant."""
+    if value is None:
+        return None
+    return utc(value) if isinstance(value, datetime) else parse_utc(str(value))
+
+
+class DeltaRsEngine:
+    def __init__(self, spark: SparkSession):
+        self.spark = spark
+
+    # -- table and file listing ---------------------------------------------------------
+    def exists(self, path: str) -> bool:
+        return DeltaTable.is_deltatable(str(_local_path(path)))
+
+    def _table(self, path: str, spec: TableSpec) -> DeltaTable:
+        local = _local_path(path)
+        if DeltaTable.is_deltatable(str(local)):
+            return DeltaTable(str(local))
+        local.mkdir(parents=True, exist_ok=True)
+        return DeltaTable.create(
+            str(local),
+            schema=spec.arrow_schema,
+            partition_by=list(spec.partition_by) or None,
+            name=spec.name,
+            description=f"{spec.layer}.{spec.name}: {spec.grain}; keys: {', '.join(spec.keys)}",
+        )
+
+    @staticmethod
+    def _active_files(table: DeltaTable, spec: TableSpec) -> list[dict]:
+        """Active files with path, size, partition values and event-time range (None if unknown)."""
+        actions = pa.table(table.get_add_actions(flatten=True)).to_pylist()
+        files = []
+        for action in actions:
+            event = spec.event_time
+            files.append(
+                {
+                    "path": action["path"],
+                    "size": action.get("size_bytes"),
+                    "partition_values": {
+                        p: _partition_text(action.get(f"partition.{p}")) for p in spec.partition_by
+                    },
+                    "min": _parse_stat(action.get(f"min.{event}")) if event else None,
+                    "max": _parse_stat(action.get(f"max.{event}")) if event else None,
+                    "rows": action.get("num_records"),
+                    "null_times": action.get(f"null_count.{event}") if event else None,
+                }
+            )
+        return files
+
+    @staticmethod
+    def _overlaps(file: dict, start: datetime | None, end: datetime | None) -> bool:
+        if file["min"] is None or file["max"] is None:
+            return True
+        return not (
+            (start is not None and file["max"] < utc(start)) or (end is not None and file["min"] >= utc(end))
+        )
+
+    @staticmethod
+    def _within(file: dict, start: datetime | None, end: datetime | None) -> bool:
+        """True when every row of ``file`` lies in ``[start, end)`` by its event-time statistics
+        (a row without an event time lies in no range).
+
+        A file's statistics are milliseconds; some writers floor the maximum (the embedded one
+        rounds it up): a maximum less than a millisecond before ``end`` does not prove it.
+        """
+        if start is None and end is None:
+            return True
+        if file["min"] is None or file["max"] is None or file.get("null_times") != 0:
+            return False
+        return (start is None or file["min"] >= utc(start)) and (
+            end is None or file["max"] + timedelta(milliseconds=1) <= utc(end)
+        )
+
+    def row_count(self, path: str, spec: TableSpec, start: datetime | None, end: datetime | None) -> int:
+        """Rows (in ``[start, end)`` when given): the Delta log's row count of each file that
+        its statistics put wholly inside the range, a scan of the others that overlap it."""
+        rows, scanned = 0, []
+        for file in self._active_files(DeltaTable(str(_local_path(path))), spec):
+            if not self._overlaps(file, start, end):
+                continue
+            if file["rows"] is not None and self._within(file, start, end):
+                rows += file["rows"]
+            else:
+                scanned.append(file)
+        if scanned:
+            rows += rows_in_range(self._read_files(path, spec, scanned), spec, start, end).count()
+        return rows
+
+    def _read_files(self, path: str, spec: TableSpec, files: list[dict]) -> DataFrame:
+        if not files:
+            return self.spark.createDataFrame([], spec.schema)
+        uris = [f"{path}/{unquote(f['path'])}" for f in files]
+        return (
+            self.spark.read.schema(spec.schema).option("basePath", path).parquet(*uris).select(*spec.columns)
+        )
+
+    def read(self, path: str, spec: TableSpec, start: datetime | None, end: datetime | None) -> DataFrame:
+        table = DeltaTable(str(_local_path(path)))
+        files = [f for f in self._active_files(table, spec) if self._overlaps(f, start, end)]
+        return self._read_files(path, spec, files)
+
+    # -- writing --------------------------------------------------------------------------
+    def _write_files(self, path: str, spec: TableSpec, df: DataFrame) -> list[AddAction]:
+        """Spark writes ``df`` as Parquet; the files move into the table; their AddActions."""
+        local = _local_path(path)
+        staging = local / WRITES_DIR / uuid.uuid4().hex
+        writer = df.write.mode("errorifexists")
+        if spec.partition_by:
+            writer = writer.partitionBy(*spec.partition_by)
+        for column in spec.high_cardinality:
+            writer = writer.option(f"parquet.enable.dictionary#{column}", "false")
+        writer.parquet(str(staging))
+        return self._adopt(local, spec, staging)
+
+    def _adopt(self, local: Path, spec: TableSpec, staging: Path, prefix: str = "") -> list[AddAction]:
+        """Move the Parquet files under ``staging`` (Hive-style partition directories) into the
+        table at ``local``, their names prefixed with ``prefix``; their AddActions."""
+        actions = []
+        now_ms = int(time.time() * 1000)
+        for file in sorted(staging.rglob("*.parquet")):
+            relative = file.relative_to(staging)
+            relative = relative.with_name(prefix + relative.name)
+            target = local / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            file.rename(target)
+            actions.append(
+                AddAction(
+                    path=relative.as_posix(),
+                    size=target.stat().st_size,
+                    partition_values=_partition_values(relative),
+                    modification_time=now_ms,
+                    data_change=True,
+                    stats=file_stats(target, spec),
+                )
+            )
+        shutil.rmtree(staging, ignore_errors=True)
+        return actions
+
+    def _staged(self, path: str, spec: TableSpec, worker_files: str | None) -> list[AddAction]:
+        """The Parquet files written outside Spark under ``worker_files`` (see :meth:`worker_dir`),
+        moved into the table under unique names; their AddActions."""
+        if worker_files is None or not Path(worker_files).is_dir():
+            return []
+        return self._adopt(_local_path(path), spec, Path(worker_files), prefix=f"{uuid.uuid4().hex}-")
+
+    @staticmethod
+    def _removes(files: list[dict]) -> list[RemoveAction]:
+        now_ms = int(time.time() * 1000)
+        return [
+            RemoveAction(
+                path=f["path"],
+                data_change=True,
+                deletion_timestamp=now_ms,
+                size=f["size"],
+                partition_values=f["partition_values"],
+            )
+            for f in files
+        ]
+
+    def _commit(self, table: DeltaTable, spec: TableSpec, actions: list, once_as: str | None = None) -> None:
+        if actions or once_as:
+            properties = (
+                CommitProperties(app_transactions=[Transaction(app_id=once_as, version=1)])
+                if once_as
+                else None
+            )
+            table.create_write_transaction(
+                actions,
+                mode="append",
+                schema=table.schema(),
+                partition_by=list(spec.partition_by),
+                commit_properties=properties,
+            )
+
+    def worker_dir(self, path: str, name: str) -> str:
+        """An empty local directory of the table's where files written outside Spark wait for
+        an append to take them (whatever an earlier, interrupted write left there is removed)."""
+        directory = _local_path(path) / WRITES_DIR / name
+        shutil.rmtree(directory, ignore_errors=True)
+        return str(directory)
+
+    def append(
+        self,
+        path: str,
+        spec: TableSpec,
+        df: DataFrame,
+        once_as: str | None = None,
+        worker_files: str | None = None,
+    ) -> bool:
+        """Append ``df`` and the Parquet files under ``worker_files`` (see :meth:`worker_dir`), in one commit."""
+        table = self._table(path, spec)
+        try:
+            if once_as and table.transaction_version(once_as) is not None:
+                return False
+            adds = self._write_files(path, spec, df) + self._staged(path, spec, worker_files)
+            self._commit(table, spec, adds, once_as)
+            return True
+        finally:
+            if worker_files is not None:
+                shutil.rmtree(worker_files, ignore_errors=True)
+
+    def replace_range(
+        self,
+        path: str,
+        spec: TableSpec,
+        df: DataFrame | None,
+        start: datetime,
+        end: datetime,
+        worker_files: str | None = None,
+    ) -> None:
+        """Copy-on-write replaceWhere: files wholly inside the range are dropped, files that
+        straddle its edges are rewritten without the range's rows, ``df`` (if any) and the
+        Parquet files under ``worker_files`` (see :meth:`worker_dir`) are added, in one commit."""
+        try:
+            table = self._table(path, spec)
+            touched = [f for f in self._active_files(table, spec) if self._overlaps(f, start, end)]
+            straddling = [
+                f
+                for f in touched
+                if f["min"] is None or f["max"] is None or f["min"] < utc(start) or f["max"] >= utc(end)
+            ]
+            new_rows = df
+            if straddling:
+                column = F.col(spec.event_time)
+                kept = self._read_files(path, spec, straddling).where(
+                    (column < F.lit(start)) | (column >= F.lit(end))
+                )
+                new_rows = kept if df is None else df.unionByName(kept)
+            adds = (self._write_files(path, spec, new_rows) if new_rows is not None else []) + self._staged(
+                path, spec, worker_files
+            )
+            self._commit(table, spec, [*self._removes(touched), *adds])
+        finally:
+            if worker_files is not None:
+                shutil.rmtree(worker_files, ignore_errors=True)
+
+    def overwrite(self, path: str, spec: TableSpec, df: DataFrame) -> None:
+        table = self._table(path, spec)
+        current = self._active_files(table, spec)
+        adds = self._write_files(path, spec, df)
+        self._commit(table, spec, [*self._removes(current), *adds])
+
+    def merge(self, path: str, spec: TableSpec, df: DataFrame, keys: tuple[str, ...]) -> None:
+        """delta-rs MERGE, its source streamed from Parquet files Spark wrote."""
+        if not self.exists(path):
+            self.append(path, spec, df)
+            return
+        staging = _local_path(path) / WRITES_DIR / f"merge-{uuid.uuid4().hex}"
+        df.write.mode("errorifexists").parquet(str(staging))
+        try:
+            source = pads.dataset(str(staging), format="parquet", schema=spec.arrow_schema)
+            condition = " AND ".join(f't."{k}" = s."{k}"' for k in keys)
+            (
+                DeltaTable(str(_local_path(path)))
+                .merge(
+                    source=source.scanner().to_reader(),
+                    predicate=condition,
+                    source_alias="s",
+                    target_alias="t",
+                )
+                .when_matched_update_all()
+                .when_not_matched_insert_all()
+                .execute()
+            )
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)

@@ -1,0 +1,106 @@
+"""Native Spark Delta engine (``delta-spark``): used when Delta's Spark extension is loaded."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from deltalake import DeltaTable as RsTable
+from pyspark.sql import DataFrame, SparkSession
+
+from jobs.io.engines import LakeError, rows_in_range
+from schemas.tables import TableSpec
+
+
+def _literal(value: datetime) -> str:
+    return f"TIMESTAMP '{value.isoformat(sep=' ')}'"
+
+
+def _no_worker_files(worker_files: str | None) -> None:
+    if worker_files is not None:
+        raise LakeError("native Spark Delta takes no worker files (its worker_dir is None)")
+
+
+class NativeDeltaEngine:
+    def __init__(self, spark: SparkSession):
+        self.spark = spark
+
+    def exists(self, path: str) -> bool:
+        from delta.tables import DeltaTable  # delta-spark is optional (the native-delta extra)
+
+        return DeltaTable.isDeltaTable(self.spark, path)
+
+    def read(self, path: str, spec: TableSpec, start: datetime | None, end: datetime | None) -> DataFrame:
+        # Delta's own data skipping prunes files for the range filter the caller applies.
+        return self.spark.read.format("delta").load(path)
+
+    def row_count(self, path: str, spec: TableSpec, start: datetime | None, end: datetime | None) -> int:
+        return rows_in_range(self.spark.read.format("delta").load(path), spec, start, end).count()
+
+    def _writer(self, df: DataFrame, spec: TableSpec, mode: str):
+        writer = df.write.format("delta").mode(mode)
+        if spec.partition_by:
+            writer = writer.partitionBy(*spec.partition_by)
+        return writer.option("description", spec.grain)
+
+    def worker_dir(self, path: str, name: str) -> None:
+        """None: Spark writes every file of a native Delta table."""
+        return None
+
+    def append(
+        self,
+        path: str,
+        spec: TableSpec,
+        df: DataFrame,
+        once_as: str | None = None,
+        worker_files: str | None = None,
+    ) -> bool:
+        _no_worker_files(worker_files)
+        writer = self._writer(df, spec, "append")
+        if once_as:
+            if self._committed(path, once_as):
+                return False
+            # Delta skips a write whose (txnAppId, txnVersion) it has already committed.
+            writer = writer.option("txnAppId", once_as).option("txnVersion", 1)
+        writer.save(path)
+        return True
+
+    def _committed(self, path: str, app_id: str) -> bool:
+        if not self.exists(path):
+            return False
+        if "://" not in path or path.startswith("file://"):
+            return RsTable(path.removeprefix("file://")).transaction_version(app_id) is not None
+        return False
+
+    def replace_range(
+        self,
+        path: str,
+        spec: TableSpec,
+        df: DataFrame | None,
+        start: datetime,
+        end: datetime,
+        worker_files: str | None = None,
+    ) -> None:
+        _no_worker_files(worker_files)
+        if df is None:
+            raise LakeError(f"a replace of {path} needs the new rows")
+        predicate = f"{spec.event_time} >= {_literal(start)} AND {spec.event_time} < {_literal(end)}"
+        self._writer(df, spec, "overwrite").option("replaceWhere", predicate).save(path)
+
+    def overwrite(self, path: str, spec: TableSpec, df: DataFrame) -> None:
+        self._writer(df, spec, "overwrite").save(path)
+
+    def merge(self, path: str, spec: TableSpec, df: DataFrame, keys: tuple[str, ...]) -> None:
+        from delta.tables import DeltaTable  # delta-spark is optional (the native-delta extra)
+
+        if not self.exists(path):
+            self.append(path, spec, df)
+            return
+        condition = " AND ".join(f"t.`{k}` <=> s.`{k}`" for k in keys)
+        (
+            DeltaTable.forPath(self.spark, path)
+            .alias("t")
+            .merge(df.alias("s"), condition)
+            .whenMatchedUpdateAll()
+            .whenNotMatchedInsertAll()
+            .execute()
+        )

@@ -1,0 +1,129 @@
+"""Table I/O: the only code that knows which Delta Lake engine is in use.
+
+Two engines give the same tables (``<root>/<layer>/<table>``, readable by any Delta reader):
+
+- ``spark``: native Spark Delta (``delta-spark``), used when Delta's Spark extension is on
+  the classpath (a cluster, Databricks, ``--packages``).
+- ``delta-rs``: the embedded default. Spark still does all computing and writes the Parquet
+  files from its executors; ``deltalake`` (delta-rs) commits those files to the Delta log,
+  and reads go through the table's active files back into Spark. The driver never holds
+  table data.
+
+Write modes, all atomic Delta commits::
+
+    lake.append(OFFSET_COMMITS, df)                       # add rows
+    lake.append(OFFSET_COMMITS, df, once_as="batch-42")   # add rows at most once
+    lake.append(OFFSET_COMMITS, df, worker_files=d)       # and the Parquet files of worker_dir()
+    lake.replace_range(OFFSET_COMMITS, df, start, end)    # replaceWhere start <= event_time < end
+    lake.overwrite(REPLAY_CHECKPOINTS, df)                # replace the whole table
+    lake.merge(INGEST_RUNS, df)                           # upsert on the table's keys
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Literal
+
+from pyspark.sql import DataFrame, SparkSession
+
+from jobs.io.engines import DeltaEngine, LakeError, conform, require_event_time, rows_in_range
+from jobs.io.engines.delta_rs import DeltaRsEngine
+from jobs.io.engines.native import NativeDeltaEngine
+from jobs.runtime.session import native_delta_available
+from schemas.tables import TableSpec
+
+EngineName = Literal["auto", "spark", "delta-rs"]
+
+
+class Lake:
+    """A Delta lake rooted at one directory (or URI), written through one engine."""
+
+    def __init__(self, spark: SparkSession, root: str | Path, engine: EngineName = "auto"):
+        self.spark = spark
+        self.root = str(root) if "://" in str(root) else str(Path(root).resolve())
+        native = native_delta_available(spark)
+        if engine == "spark" and not native:
+            raise LakeError(
+                "delta_engine 'spark' needs Delta's Spark extension on the classpath "
+                "(spark-submit --packages io.delta:delta-spark_2.13:4.4.1, or a cluster that ships it); "
+                "use delta_engine 'auto' to fall back to the embedded delta-rs engine"
+            )
+        self.engine_name = "spark" if engine == "spark" or (engine == "auto" and native) else "delta-rs"
+        self._engine: DeltaEngine = (
+            NativeDeltaEngine(spark) if self.engine_name == "spark" else DeltaRsEngine(spark)
+        )
+        self._requested_engine = engine
+
+    def path(self, spec: TableSpec) -> str:
+        return f"{self.root}/{spec.path}"
+
+    def staging(self) -> Lake:
+        """The lake where gold tables wait for their audit before being published."""
+        return Lake(self.spark, f"{self.root}/_staging", self._requested_engine)
+
+    def exists(self, spec: TableSpec) -> bool:
+        return self._engine.exists(self.path(spec))
+
+    def read(
+        self, spec: TableSpec, *, start: datetime | None = None, end: datetime | None = None
+    ) -> DataFrame:
+        """Rows of ``spec`` (in ``[start, end)`` of its event time when given); empty if absent."""
+        if not self.exists(spec):
+            return self.spark.createDataFrame([], spec.schema)
+        return rows_in_range(self._engine.read(self.path(spec), spec, start, end), spec, start, end)
+
+    def row_count(
+        self, spec: TableSpec, *, start: datetime | None = None, end: datetime | None = None
+    ) -> int:
+        """Rows in the table (in ``[start, end)`` of its event time when given), from the Delta
+        log's file statistics where the engine has them and they settle it."""
+        if start is not None or end is not None:
+            require_event_time(spec)  # also where the engine would settle the count without a scan
+        return self._engine.row_count(self.path(spec), spec, start, end) if self.exists(spec) else 0
+
+    def worker_dir(self, spec: TableSpec, name: str) -> str | None:
+        """A local directory where code outside Spark (a Python worker) may write Parquet files
+        of ``spec`` for an append to take (``append``'s ``files``), or None where the lake cannot
+        take such files (jobs.io.worker_files): native Spark Delta, or workers that do not
+        share the driver's disk.
+
+        The files hold ``spec``'s columns but its partition columns, in Hive-style partition
+        directories (``commit_date=2026-11-21/...``), as Spark's writer leaves them.
+        """
+        if self.engine_name != "delta-rs" or not self.spark.sparkContext.master.startswith("local"):
+            return None
+        return self._engine.worker_dir(self.path(spec), name)
+
+    def append(
+        self, spec: TableSpec, df: DataFrame, *, once_as: str | None = None, worker_files: str | None = None
+    ) -> bool:
+        """Add ``df``'s rows (and the rows of the Parquet files under ``worker_files``, a directory
+        from :meth:`worker_dir`, which the append empties). With ``once_as``, a Delta transaction
+        identifier, the append happens at most once: a repeat (a re-run after a crash) is
+        skipped. True if written."""
+        return self._engine.append(self.path(spec), spec, conform(df, spec), once_as, worker_files)
+
+    def replace_range(
+        self,
+        spec: TableSpec,
+        df: DataFrame | None,
+        start: datetime,
+        end: datetime,
+        *,
+        worker_files: str | None = None,
+    ) -> None:
+        """Replace the rows with ``start <= event_time < end`` by ``df``'s and those of the
+        Parquet files under ``worker_files`` (a directory from :meth:`worker_dir`, which the
+        replace empties; ``df`` None: the files' rows alone). The new rows must lie in the range."""
+        if not start < end:
+            raise LakeError(f"empty range [{start}, {end}) for {spec.path}")
+        rows = conform(df, spec) if df is not None else None
+        self._engine.replace_range(self.path(spec), spec, rows, start, end, worker_files)
+
+    def overwrite(self, spec: TableSpec, df: DataFrame) -> None:
+        self._engine.overwrite(self.path(spec), spec, conform(df, spec))
+
+    def merge(self, spec: TableSpec, df: DataFrame, keys: tuple[str, ...] | None = None) -> None:
+        """Upsert: rows matching on ``keys`` (default ``spec.keys``) are updated, others inserted."""
+        self._engine.merge(self.path(spec), spec, conform(df, spec), keys or spec.keys)

@@ -1,0 +1,128 @@
+"""Find landed files, tell what each one is, and identify it by content.
+
+The landing directory is where collectors copy what brokers and clients leave behind. Each
+source kind has a path pattern relative to it (jobs.sources declares the defaults; settings
+may override them), e.g. ``snapshots/{cluster}/{broker}/{time}/*``. ``{time}`` is ISO-8601 UTC
+(``2026-11-21T10:05:00Z``) or epoch milliseconds; a file whose path gives no time takes
+its modification time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from schemas.instants import parse_utc
+
+# hashlib lets go of the GIL while it hashes a large block, so files hash in parallel threads
+# (docs/experiments.md, "Hashing landed files in threads")
+HASH_THREADS = 4
+_PLACEHOLDER = re.compile(r"\{(cluster|broker|time)\}")
+
+
+class LandingError(RuntimeError):
+    """The landing directory cannot be read; the message says what to fix."""
+
+
+@dataclass(frozen=True)
+class LandedFile:
+    """One file found in the landing directory."""
+
+    path: Path
+    relative: str  # POSIX path below the landing root
+    source_kind: str
+    cluster: str
+    broker: str | None
+    event_at: datetime
+    time_source: str  # "path" or "mtime"
+    size: int
+    mtime_ns: int
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+
+def compile_pattern(pattern: str) -> re.Pattern[str]:
+    """Turn a landing pattern into a regex over POSIX paths relative to the landing root."""
+    parts = []
+    for segment in pattern.strip("/").split("/"):
+        if segment == "**":
+            parts.append("(?:[^/]+/)*")
+            continue
+        regex, position = "", 0
+        for match in _PLACEHOLDER.finditer(segment):
+            regex += re.escape(segment[position : match.start()]).replace(r"\*", "[^/]*")
+            regex += f"(?P<{match.group(1)}>[^/]+)"
+            position = match.end()
+        regex += re.escape(segment[position:]).replace(r"\*", "[^/]*")
+        parts.append(regex + "/")
+    return re.compile("^" + "".join(parts)[:-1] + "$")
+
+
+def parse_path_time(text: str) -> datetime | None:
+    """ISO-8601 (``Z`` or offset; naive means UTC) or epoch milliseconds; None if neither."""
+    if text.isdigit():
+        return datetime.fromtimestamp(int(text) / 1000, tz=UTC)
+    try:
+        return parse_utc(text)
+    except ValueError:
+        return None
+
+
+def discover(landing: Path, patterns: Mapping[str, str]) -> list[LandedFile]:
+    """Every file under ``landing`` that one of ``patterns`` (source kind -> pattern) matches,
+    in path order; a file two patterns match belongs to the first."""
+    if not landing.is_dir():
+        raise LandingError(f"landing directory {landing} does not exist or is not a directory")
+    compiled = {kind: compile_pattern(pattern) for kind, pattern in patterns.items()}
+    found: list[LandedFile] = []
+    for directory, _, names in os.walk(landing):
+        for name in names:
+            path = Path(directory) / name
+            relative = path.relative_to(landing).as_posix()
+            for kind, regex in compiled.items():
+                match = regex.match(relative)
+                if match:
+                    found.append(_landed(path, relative, kind, match.groupdict()))
+                    break
+    return sorted(found, key=lambda f: str(f.path))
+
+
+def _landed(path: Path, relative: str, kind: str, groups: dict[str, str]) -> LandedFile:
+    stat = path.stat()
+    event_at = parse_path_time(groups["time"]) if groups.get("time") else None
+    return LandedFile(
+        path=path,
+        relative=relative,
+        source_kind=kind,
+        cluster=groups.get("cluster") or "default",
+        broker=groups.get("broker"),
+        event_at=event_at or datetime.fromtimestamp(stat.st_mtime, tz=UTC),
+        time_source="path" if event_at else "mtime",
+        size=stat.st_size,
+        mtime_ns=stat.st_mtime_ns,
+    )
+
+
+def content_hash(path: Path) -> str:
+    """SHA-256 of the file's bytes, streamed."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def content_hashes(paths: Sequence[Path]) -> list[str]:
+    """``content_hash`` of each path, in order, hashed in ``HASH_THREADS`` threads."""
+    if len(paths) < 2:
+        return [content_hash(p) for p in paths]
+    with ThreadPoolExecutor(HASH_THREADS) as pool:
+        return list(pool.map(content_hash, paths))

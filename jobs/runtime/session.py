@@ -1,0 +1,129 @@
+"""The one place a SparkSession is built.
+
+Under ``spark-submit`` or on a cluster the master and resources come from there; the
+embedded default (``local[*]`` with settings for a small machine) is used only when
+nothing else set a master. Delta's Spark extension is switched on when configured
+(``delta_engine = "spark"``) or already present in the submitted configuration.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from pyspark import SparkConf
+from pyspark.sql import SparkSession
+
+from jobs.runtime import class_archive
+from jobs.runtime.java import check_java
+from schemas.config import SparkSettings
+
+DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
+DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
+EMBEDDED_MASTER = "local[*]"
+# Spark's generated code for the wide parses (commit events, mqadmin outputs) has methods
+# over HotSpot's 8,000-byte limit for compiling one; such a method runs in the bytecode
+# interpreter for the whole job (docs/experiments.md, "Huge generated methods compiled").
+JIT_OPTIONS = "-XX:-DontCompileHugeMethods"
+# A batch job on a few cores wants throughput, not G1's short pauses: less CPU and a smaller
+# heap in these stages (docs/experiments.md, "The parallel garbage collector").
+GC_OPTIONS = "-XX:+UseParallelGC"
+# A write partitioned by date keeps one file open per date a task meets, up to this many,
+# instead of first sorting the task's rows by date (beyond it Spark sorts the rest)
+# (docs/experiments.md, "Concurrent writers instead of planned writes").
+CONCURRENT_WRITERS = 8
+# Reads of more explicit paths than Spark's threshold (32) list them in a Spark job, a task
+# per path. With a local master those tasks run on the driver's own cores after a job's
+# scheduling, so the driver lists them itself, in milliseconds (docs/experiments.md,
+# "Listing many paths on the driver").
+LOCAL_LISTING_THRESHOLD = 100_000
+
+
+def _scratch_dir() -> str:
+    """Where the embedded session keeps its warehouse and Derby files."""
+    return os.environ.get("TMPDIR", "/tmp")
+
+
+def _base_conf(settings: SparkSettings) -> dict[str, str]:
+    return {
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.shuffle.partitions": str(settings.shuffle_partitions),
+        "spark.sql.adaptive.enabled": "true",
+        "spark.sql.adaptive.coalescePartitions.enabled": "true",
+        "spark.sql.adaptive.advisoryPartitionSizeInBytes": settings.partition_bytes,
+        # a cached result's partitions are coalesced too (the replay's state is cached);
+        # Spark keeps a cached plan's shuffle partitions as they are by default
+        "spark.sql.optimizer.canChangeCachedPlanOutputPartitioning": "true",
+        # Cached frames (the replay's state, the ingest's parses) live for one stage, and
+        # compressing them costs more than it saves: before choosing an encoding Spark puts
+        # every value of its integer and text columns into a boxed hash map (dictionary
+        # statistics; docs/experiments.md, "An uncompressed cache"). Uncompressed, a cache
+        # that outgrows memory spills to local disk (MEMORY_AND_DISK).
+        "spark.sql.inMemoryColumnarStorage.compressed": "false",
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        # Delta stores timestamps as INT64 microseconds (Spark's default is INT96).
+        "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
+        "spark.sql.parquet.compression.codec": "zstd",
+        # Spark's planned writes sort by the partition columns before any writer sees a row;
+        # without them a task writes through up to CONCURRENT_WRITERS open files unsorted
+        "spark.sql.optimizer.plannedWrite.enabled": "false",
+        "spark.sql.maxConcurrentOutputFileWriters": str(CONCURRENT_WRITERS),
+        "spark.hadoop.mapreduce.fileoutputcommitter.marksuccessfuljobs": "false",
+        "spark.hadoop.parquet.enable.summary-metadata": "false",
+        "spark.sql.legacy.timeParserPolicy": "CORRECTED",
+        "spark.ui.showConsoleProgress": "false",
+    }
+
+
+def _embedded_conf(settings: SparkSettings) -> dict[str, str]:
+    """Settings for the embedded single-machine default."""
+    return {
+        "spark.master": EMBEDDED_MASTER,
+        "spark.driver.memory": settings.driver_memory,
+        "spark.ui.enabled": "false",
+        "spark.sql.warehouse.dir": os.path.join(_scratch_dir(), "offsetlake-warehouse"),
+    }
+
+
+def build_session(settings: SparkSettings) -> SparkSession:
+    """Create (or reuse) the SparkSession described by ``settings``."""
+    submitted = SparkConf()  # what spark-submit / spark-defaults.conf already set
+    conf = _base_conf(settings)
+    if settings.master:
+        conf["spark.master"] = settings.master
+    elif not submitted.contains("spark.master"):
+        check_java()
+        conf.update(_embedded_conf(settings))
+    if conf.get("spark.master", submitted.get("spark.master", "")).startswith("local"):
+        # Python workers on this machine run the driver's interpreter (its virtualenv);
+        # PySpark reads this variable, not the conf, when it starts the context.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        conf["spark.sql.sources.parallelPartitionDiscovery.threshold"] = str(LOCAL_LISTING_THRESHOLD)
+        if not submitted.contains("spark.master"):  # the driver JVM, started here, is the executor
+            derby = "-Dderby.system.home=" + _scratch_dir()
+            archive = class_archive.java_options(class_archive.archive_path())
+            conf["spark.driver.extraJavaOptions"] = f"{derby} {JIT_OPTIONS} {GC_OPTIONS} {archive}".rstrip()
+    if settings.delta_engine == "spark":
+        conf["spark.sql.extensions"] = DELTA_EXTENSION
+        conf["spark.sql.catalog.spark_catalog"] = DELTA_CATALOG
+    conf.update(settings.conf)
+    conf.setdefault("spark.app.name", settings.app_name)
+
+    builder = SparkSession.builder
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel(os.environ.get("OFFSETLAKE_SPARK_LOG_LEVEL", "WARN"))
+    return spark
+
+
+def native_delta_available(spark: SparkSession) -> bool:
+    """True when Delta's Spark extension is configured and its classes load."""
+    extensions = spark.conf.get("spark.sql.extensions", "") or ""
+    if DELTA_EXTENSION not in extensions:
+        return False
+    try:
+        spark.sparkContext._jvm.java.lang.Class.forName(DELTA_EXTENSION)  # type: ignore[union-attr]
+    except Exception:  # py4j raises a generic Py4JJavaError for ClassNotFoundException
+        return False
+    return True

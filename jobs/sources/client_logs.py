@@ -1,0 +1,30 @@
+"""Consumers' ``rocketmq_client.log``: the ``[persistAll]`` / ``[persist]`` lines of each commit sent."""
+
+from __future__ import annotations
+
+from jobs.io.landing import LandedFile
+from jobs.io.text_lines import read_lines
+from jobs.sources.collector import ParseContext
+from jobs.sources.source import LOGGED_COMMITS, Source
+from pipelines.ingest.client_log import parse_client_log
+from schemas.tables import OFFSET_COMMITS
+
+
+def parse(context: ParseContext, files: list[LandedFile]) -> None:
+    zone = lambda cluster: SOURCE.timezone(context.settings, cluster)  # noqa: E731
+    context.collector.add(
+        OFFSET_COMMITS,
+        parse_client_log(read_lines(context.spark, context.text_files(files, zone))),
+        SOURCE.kind,
+    )
+
+
+SOURCE = Source(
+    kind="client_logs",
+    default_pattern="client_logs/{cluster}/**/*.log*",
+    description="[persistAll] / [persist] lines (4.x and 5.x layouts)",
+    lands=(OFFSET_COMMITS,),
+    parse=parse,
+    replay_role=LOGGED_COMMITS,
+    timezone_setting="client_log_timezone",
+)

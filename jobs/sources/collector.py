@@ -1,0 +1,175 @@
+"""What the sources of one ingest batch parse, gathered per bronze table (see jobs.sources)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import reduce
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import StringType, StructField, StructType
+
+from jobs.io.checked_commits import CheckedCommitWriter
+from jobs.io.lake import Lake
+from jobs.io.landing import LandedFile
+from jobs.io.text_lines import TextFile
+from jobs.io.worker_files import FileCount, landed_counts
+from pipelines.ingest.quarantine import Parsed
+from schemas.config import Settings
+from schemas.instants import from_collected
+from schemas.tables import REJECTED_INPUTS, TableSpec
+
+SKIPPED_SCHEMA = StructType(
+    [
+        StructField("source_file", StringType()),
+        StructField("status", StringType()),
+        StructField("status_reason", StringType()),
+    ]
+)
+
+
+@dataclass
+class SourceOutput:
+    """Rows per bronze table, rejected rows, per-file accounting and files not ingested."""
+
+    landed: dict[TableSpec, DataFrame]
+    rejected: DataFrame
+    accounting: DataFrame  # source_file, records_landed, records_quarantined, event_min_at, event_max_at
+    skipped: DataFrame  # source_file, status, status_reason
+    _persisted: list[DataFrame] = field(default_factory=list)
+    # tables some of whose rows the reader wrote itself, and the directory of those files
+    worker_written: dict[TableSpec, str] = field(default_factory=dict)
+    # rows upserted on their table's keys: decisions a file landing later may change
+    decided: dict[TableSpec, DataFrame] = field(default_factory=dict)
+
+    def counts(self) -> dict[str, FileCount]:
+        """Each file's accounting: Spark's, plus the rows the reader landed (see
+        jobs.io.worker_files). Collected before any write: computing it runs every read, so the
+        reader's files are all there when a table's append takes them."""
+        counts = {
+            r.source_file: FileCount(
+                r.records_landed,
+                r.records_quarantined,
+                from_collected(r.event_min_at),
+                from_collected(r.event_max_at),
+            )
+            for r in self.accounting.collect()
+        }
+        for directory in self.worker_written.values():
+            for source_file, landed in landed_counts(directory).items():
+                counts[source_file] = counts[source_file].plus(landed) if source_file in counts else landed
+        return counts
+
+    def rejected_given(self, counts: dict) -> DataFrame:
+        """The rejected rows, given the accounting's rows by file (``counts``): the accounting
+        counts every rejected row, so where it counts none this is an empty frame that scans
+        no parse, instead of a filter over every cached one."""
+        return (
+            self.rejected if any(n.records_quarantined for n in counts.values()) else self.rejected.limit(0)
+        )
+
+    def release(self) -> None:
+        for df in self._persisted:
+            df.unpersist()
+
+
+class Collector:
+    """Accumulates parsers' outputs per table, tagging rejections with their source kind."""
+
+    def __init__(self, spark: SparkSession):
+        self.spark = spark
+        self.landed: dict[TableSpec, list[DataFrame]] = {}
+        self.rejected: list[DataFrame] = []
+        self.counted: list[DataFrame] = []  # every parse's records, as the accounting sums them
+        self.skipped: list[DataFrame] = []
+        self.persisted: list[DataFrame] = []
+        self.worker_written: dict[TableSpec, str] = {}
+        self.decided: dict[TableSpec, DataFrame] = {}
+
+    def keep(self, df: DataFrame) -> DataFrame:
+        """Cache a frame several outputs are derived from, so its files are read or parsed once."""
+        self.persisted.append(df.persist(StorageLevel.MEMORY_AND_DISK))
+        return self.persisted[-1]
+
+    def add(self, spec: TableSpec, parsed: Parsed, source_kind: str) -> None:
+        """Keep ``parsed`` for the table: its writes, rejections and accounting all read the one parse."""
+        parsed = parsed.cached(self.keep)
+        self.landed.setdefault(spec, []).append(parsed.landed)
+        self.rejected.append(parsed.rejected.withColumn("source_kind", F.lit(source_kind)))
+        self.counted.append(parsed.counted(spec.event_time))
+
+    def decide(self, spec: TableSpec, rows: DataFrame) -> None:
+        """Rows of ``spec`` to upsert on its keys (not records of any file: the accounting skips them)."""
+        self.decided[spec] = self.keep(rows)
+
+    def skip(self, rows: list[tuple[str, str, str]]) -> None:
+        if rows:
+            self.skipped.append(self.spark.createDataFrame(rows, SKIPPED_SCHEMA))
+
+
+def _union(frames: list[DataFrame]) -> DataFrame:
+    return reduce(lambda a, b: a.unionByName(b), frames)
+
+
+@dataclass(frozen=True)
+class ParseContext:
+    """What a source's parse needs besides its files: the session and settings, each file's
+    content hash (by path), where the rows go, and (the embedded lake) where the commit reader
+    writes the lines it has checked itself."""
+
+    lake: Lake
+    settings: Settings
+    hashes: dict[str, str]
+    collector: Collector
+    checked_commits: CheckedCommitWriter | None = None
+
+    @property
+    def spark(self) -> SparkSession:
+        return self.lake.spark
+
+    def text_files(self, files: list[LandedFile], zone_of) -> list[TextFile]:
+        """``files`` as the text reader takes them (``zone_of(cluster)``: the zone of their local times)."""
+        return [
+            TextFile(str(f.path), str(f.path), f.cluster, f.broker, f.event_at if f.time_source == "path" else None,
+                     zone_of(f.cluster), self.hashes[str(f.path)])
+            for f in files
+        ]  # fmt: skip
+
+
+def _union(frames: list[DataFrame]) -> DataFrame:
+    return reduce(lambda a, b: a.unionByName(b), frames)
+
+
+def finish(spark: SparkSession, collector: Collector) -> SourceOutput:
+    # every part is cached by the collector: the unions cost nothing to recompute
+    landed = {spec: _union(frames) for spec, frames in collector.landed.items()}
+    rejected = _union(collector.rejected) if collector.rejected else None
+    if collector.counted:
+        accounting = (
+            _union(collector.counted)
+            .groupBy("source_file")
+            .agg(
+                F.sum("landed").alias("records_landed"),
+                F.sum("quarantined").alias("records_quarantined"),
+                F.min("first_at").alias("event_min_at"),
+                F.max("last_at").alias("event_max_at"),
+            )
+        )
+    else:
+        accounting = spark.createDataFrame(
+            [],
+            "source_file string, records_landed long, records_quarantined long, event_min_at timestamp, event_max_at timestamp",
+        )
+    if rejected is None:
+        rejected = spark.createDataFrame([], REJECTED_INPUTS.schema).drop("rejected_at", "_ingest_run_id")
+    skipped = _union(collector.skipped) if collector.skipped else spark.createDataFrame([], SKIPPED_SCHEMA)
+    return SourceOutput(
+        landed,
+        rejected,
+        accounting,
+        skipped,
+        collector.persisted,
+        collector.worker_written,
+        collector.decided,
+    )

@@ -1,0 +1,58 @@
+"""What the stages of one run share: where they read and write, and what each has found so far."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from jobs.io.lake import Lake
+from jobs.quality.audit import AuditOutcome
+from schemas.config import Settings
+
+
+class StageOrderError(RuntimeError):
+    """A stage ran before the one it depends on (the message names it)."""
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    batches: tuple[str, ...]
+    files_ingested: int
+    files_already_ingested: int
+
+
+@dataclass(frozen=True)
+class ReplayInterval:
+    """The interval a run asked for (``--from``/``--to``, None when not given) and the one it replayed."""
+
+    requested_from: datetime | None
+    requested_to: datetime | None
+    replayed_from: datetime  # EPOCH: from the beginning, with no checkpoint
+    replayed_to: datetime
+
+
+@dataclass
+class RunContext:
+    """One run of some stages: its inputs, then each stage's result as it finishes.
+
+    ``start``/``end`` are the requested interval (``--from``/``--to``, None when not given);
+    ``interval`` is what the replay actually covered, which the later stages follow.
+    """
+
+    run_id: str
+    lake: Lake
+    settings: Settings
+    landing: Path | None
+    start: datetime | None
+    end: datetime | None
+    ingest: IngestResult | None = None
+    interval: ReplayInterval | None = None
+    audit: AuditOutcome | None = None
+    published: dict[str, int] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def quality_failed(self) -> bool:
+        """True when the audit found a failed check of severity ``error`` (publish then does not run)."""
+        return self.audit is not None and self.audit.has_errors

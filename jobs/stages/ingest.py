@@ -1,0 +1,203 @@
+"""Ingest stage: new landed files -> bronze tables, bad records -> quarantine, accounting -> ops.
+
+A run ingests each file identity once (jobs.io.landing.identity). Files go in batches, and
+a batch is crash-safe: its files are first recorded as ``pending`` in ops/ingest_runs;
+each bronze append carries a Delta transaction id of the batch, so repeating it is a
+no-op; the files' final status and record counts are recorded last. A run that finds a
+pending batch (a crash) completes it first: whatever it had written is not written twice.
+
+With ``--from``/``--to``, files whose path gives a time outside the interval (snapshots,
+admin-tool outputs, client offsets) wait for the run that covers them; files without a
+time in their path (commit streams, logs) are ingested whole when they first appear.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from jobs.io.checked_commits import CheckedCommitWriter
+from jobs.io.lake import Lake
+from jobs.io.landing import LandedFile, content_hashes, discover
+from jobs.io.worker_files import FileCount
+from jobs.sources import BY_KIND, parse_sources, patterns
+from jobs.sources.collector import SourceOutput
+from jobs.stages.context import IngestResult, RunContext
+from schemas.config import Settings
+from schemas.tables import INGEST_RUNS, OFFSET_COMMITS, REJECTED_INPUTS, TableSpec
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    file: LandedFile
+    file_hash: str
+    identity: str
+
+
+def run(context: RunContext) -> None:
+    """The stage's entry (see jobs.stages.runner)."""
+    context.ingest = run_ingest(
+        context.lake, context.settings, context.landing, context.start, context.end, context.run_id
+    )
+
+
+def _in_interval(file: LandedFile, start: datetime | None, end: datetime | None) -> bool:
+    if not BY_KIND[file.source_kind].time_in_path:
+        return True
+    return (start is None or file.event_at >= start) and (end is None or file.event_at < end)
+
+
+def _known_files(lake: Lake):
+    """Ingest history: hash cache by (path, size, mtime), final identities, pending batches."""
+    rows = (
+        lake.read(INGEST_RUNS)
+        .select("source_file", "file_size", "file_mtime_ns", "_file_hash", "identity", "batch_id", "status")
+        .collect()
+    )
+    cache = {(r.source_file, r.file_size, r.file_mtime_ns): r._file_hash for r in rows}
+    done = {r.identity for r in rows if r.status != "pending"}
+    pending: dict[str, set[str]] = {}
+    for r in rows:
+        if r.status == "pending":
+            pending.setdefault(r.batch_id, set()).add(r.identity)
+    return cache, done, pending
+
+
+def _candidates(files: list[LandedFile], cache) -> list[Candidate]:
+    """Each file with its content hash (from ``cache`` when its path, size and mtime are known)."""
+    cached = [cache.get((str(f.path), f.size, f.mtime_ns)) for f in files]
+    hashed = iter(content_hashes([f.path for f, known in zip(files, cached) if known is None]))
+    hashes = [known or next(hashed) for known in cached]
+    return [Candidate(f, h, BY_KIND[f.source_kind].identity(f, h)) for f, h in zip(files, hashes)]
+
+
+def run_ingest(lake: Lake, settings: Settings, landing, start, end, run_id: str) -> IngestResult:
+    """Ingest every landed file not ingested before (see the module docstring)."""
+    files = [f for f in discover(landing, patterns(settings)) if _in_interval(f, start, end)]
+    cache, done, pending = _known_files(lake)
+    candidates = _candidates(files, cache)
+    batches = []
+    for batch_id, identities in sorted(pending.items()):
+        log.warning("completing ingest batch %s left pending by an interrupted run", batch_id)
+        _ingest_batch(lake, settings, batch_id, run_id, [c for c in candidates if c.identity in identities])
+        done |= identities
+        batches.append(batch_id)
+    fresh: dict[str, Candidate] = {}
+    repeats: list[Candidate] = []
+    for c in candidates:
+        if c.identity in done:
+            continue
+        if c.identity in fresh:
+            repeats.append(c)  # the same content under another name in this batch
+        else:
+            fresh[c.identity] = c
+    if fresh:
+        chosen = list(fresh.values())
+        batch_id = hashlib.sha256("\n".join(sorted(fresh)).encode()).hexdigest()[:20]
+        _ingest_batch(lake, settings, batch_id, run_id, chosen, repeats)
+        batches.append(batch_id)
+    return IngestResult(tuple(batches), len(fresh), len(candidates) - len(fresh))
+
+
+def _ops_row(
+    c: Candidate,
+    run_id: str,
+    batch_id: str,
+    status: str,
+    reason: str | None,
+    count: FileCount | None,
+    at: datetime,
+    identity: str | None = None,
+) -> tuple:
+    """One ops/ingest_runs row of a landed file (``count``: its record accounting, None: nothing yet)."""
+    landed, quarantined = (count.records_landed, count.records_quarantined) if count else (0, 0)
+    return (
+        run_id, batch_id, str(c.file.path), c.file.source_kind, c.file.cluster, c.file.broker, c.file.event_at,
+        identity or c.identity, c.file_hash, c.file.size, c.file.mtime_ns, status, reason,
+        landed + quarantined, landed, quarantined, count.event_min_at if count else None,
+        count.event_max_at if count else None, at,
+    )  # fmt: skip
+
+
+def _ingest_batch(
+    lake: Lake, settings: Settings, batch_id: str, run_id: str, candidates: list[Candidate], repeats=()
+) -> None:
+    if not candidates:
+        return
+    now = datetime.now(UTC)
+    pending = [_ops_row(c, run_id, batch_id, "pending", None, None, now) for c in candidates]
+    lake.merge(INGEST_RUNS, lake.spark.createDataFrame(pending, INGEST_RUNS.schema))
+    # on the embedded lake the commit reader writes the rows of the lines it has checked itself
+    directory = lake.worker_dir(OFFSET_COMMITS, f"reader-{batch_id}")
+    writer = CheckedCommitWriter(directory, run_id) if directory else None
+    output = parse_sources(
+        lake,
+        settings,
+        [c.file for c in candidates],
+        {str(c.file.path): c.file_hash for c in candidates},
+        writer,
+    )
+    counts = output.counts()  # runs every read: the reader's files are written before the appends
+    for spec, landed in output.landed.items():
+        _append(
+            lake,
+            spec,
+            landed.withColumn("_ingest_run_id", F.lit(run_id)),
+            batch_id,
+            output.worker_written.get(spec),
+        )
+    for spec, rows in output.decided.items():
+        lake.merge(spec, rows.withColumn("_ingest_run_id", F.lit(run_id)))
+    rejected = (
+        output.rejected_given(counts)
+        .withColumn("rejected_at", F.lit(now))
+        .withColumn("_ingest_run_id", F.lit(run_id))
+    )
+    _append(lake, REJECTED_INPUTS, rejected, batch_id)
+    lake.merge(INGEST_RUNS, _final_rows(lake, output, counts, run_id, batch_id, candidates, repeats))
+    output.release()
+
+
+def _append(
+    lake: Lake, spec: TableSpec, df: DataFrame, batch_id: str, worker_files: str | None = None
+) -> None:
+    if spec.partition_by and spec.event_time and spec.partition_by[0] not in df.columns:
+        df = df.withColumn(spec.partition_by[0], F.to_date(spec.event_time))
+    lake.append(spec, df, once_as=f"offsetlake-ingest:{batch_id}:{spec.path}", worker_files=worker_files)
+
+
+def _final_rows(
+    lake: Lake, output: SourceOutput, counts: dict, run_id, batch_id, candidates, repeats
+) -> DataFrame:
+    """ops rows with each file's status and record counts (``counts``: the accounting's rows by file)."""
+    skipped = {r.source_file: r for r in output.skipped.collect()}
+    now = datetime.now(UTC)
+    rows = []
+    for c in candidates:
+        path = str(c.file.path)
+        status, reason = ("ingested", None)
+        if path in skipped:
+            status, reason = skipped[path].status, skipped[path].status_reason
+        rows.append(_ops_row(c, run_id, batch_id, status, reason, counts.get(path), now))
+    for c in repeats:
+        identity = c.identity + "|" + str(c.file.path)
+        rows.append(
+            _ops_row(
+                c,
+                run_id,
+                batch_id,
+                "duplicate",
+                "same content as another file of the batch",
+                None,
+                now,
+                identity,
+            )
+        )
+    return lake.spark.createDataFrame(rows, INGEST_RUNS.schema)

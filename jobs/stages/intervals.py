@@ -1,0 +1,110 @@
+"""Which interval a run replays, and what the lake records of earlier replays and checkpoints.
+
+Exactness across runs rests on checkpoints: each replay ends by storing every queue's
+state as of its interval's end (silver/replay_checkpoints), and the next replay starts
+from the checkpoint at its own start. The interval actually replayed can be wider than
+the one asked for:
+
+- no checkpoint at the requested start: replay from the latest checkpoint before it (or
+  from the beginning), re-deriving the rows in between, which comes out identical;
+- late data (files ingested by this run whose events precede the start): replay from the
+  latest checkpoint before the earliest late event, through every interval already processed.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from jobs.io.lake import Lake
+from jobs.stages.context import ReplayInterval, StageOrderError
+from pipelines.marts.windows import window_start
+from schemas.instants import EPOCH, from_collected
+from schemas.tables import (
+    CONSUME_THROUGHPUT,
+    CONSUMER_LAG,
+    CONSUMER_LAG_BY_GROUP,
+    REPLAY_CHECKPOINTS,
+    REPLAY_RUNS,
+    TableSpec,
+)
+
+# Delta timestamps are microseconds: the smallest step between two instants.
+TICK = timedelta(microseconds=1)
+
+
+def plan_interval(
+    requested_from: datetime | None,
+    requested_to: datetime | None,
+    checkpoints: list[datetime],
+    earliest_new_event: datetime | None,
+    latest_event: datetime | None,
+) -> ReplayInterval:
+    """Decide the interval to replay (pure; see the module docstring).
+
+    Without ``requested_from`` the run continues from the latest checkpoint; without
+    ``requested_to`` it runs through the latest event landed.
+    """
+    start = requested_from if requested_from is not None else (checkpoints[-1] if checkpoints else EPOCH)
+    end = (
+        requested_to if requested_to is not None else (latest_event + TICK if latest_event else start + TICK)
+    )
+    end = max(end, start + TICK)
+    late = earliest_new_event is not None and earliest_new_event < start
+    anchor = min(start, earliest_new_event) if late else start
+    usable = [c for c in checkpoints if c <= anchor]
+    replayed_from = usable[-1] if usable else EPOCH
+    replayed_to = max([end, *[c for c in checkpoints if late and c > end]])
+    return ReplayInterval(requested_from, requested_to, replayed_from, replayed_to)
+
+
+def checkpoint_times(lake: Lake) -> list[datetime]:
+    """The as_of of every stored checkpoint, ascending (one small aggregate)."""
+    times = lake.read(REPLAY_CHECKPOINTS).select("as_of").distinct().collect()
+    return sorted(from_collected(r.as_of) for r in times)
+
+
+def checkpoint_at(lake: Lake, as_of: datetime) -> DataFrame:
+    """Every queue's replay state stored as of ``as_of`` (none from EPOCH), without ``as_of``."""
+    if as_of == EPOCH:
+        return lake.spark.createDataFrame([], REPLAY_CHECKPOINTS.schema).drop("as_of")
+    return lake.read(REPLAY_CHECKPOINTS).where(F.col("as_of") == F.lit(as_of)).drop("as_of")
+
+
+def last_replay(lake: Lake, run_id: str) -> ReplayInterval | None:
+    """The interval the replay of ``run_id`` covered (the marts, audit and publish stages follow it)."""
+    rows = lake.read(REPLAY_RUNS).where(F.col("run_id") == run_id).collect()
+    if not rows:
+        return None
+    r = rows[0]
+    return ReplayInterval(
+        from_collected(r.requested_from),
+        from_collected(r.requested_to),
+        from_collected(r.replayed_from),
+        from_collected(r.replayed_to),
+    )
+
+
+def replayed_interval(lake: Lake, run_id: str) -> ReplayInterval:
+    """:func:`last_replay` of ``run_id``; a StageOrderError when the replay has not run."""
+    interval = last_replay(lake, run_id)
+    if interval is None:
+        raise StageOrderError(
+            f"no replay recorded for run {run_id}: run the replay stage first (same --run-id)"
+        )
+    return interval
+
+
+def gold_ranges(
+    interval: ReplayInterval, throughput_window: timedelta
+) -> dict[TableSpec, tuple[datetime, datetime]]:
+    """The event-time range of each gold table that a run over ``interval`` rewrites: the
+    interval, and for throughput from the start of the window holding its start."""
+    start, end = interval.replayed_from, interval.replayed_to
+    return {
+        CONSUMER_LAG: (start, end),
+        CONSUMER_LAG_BY_GROUP: (start, end),
+        CONSUME_THROUGHPUT: (window_start(start, throughput_window), end),
+    }

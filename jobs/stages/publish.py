@@ -1,0 +1,29 @@
+"""Publish stage: the audited gold rows of the replayed interval, from staging into the lake."""
+
+from __future__ import annotations
+
+from jobs.io.lake import Lake
+from jobs.stages.context import RunContext, StageOrderError
+from jobs.stages.intervals import gold_ranges, replayed_interval
+from schemas.config import Settings
+
+
+def run(context: RunContext) -> None:
+    """The stage's entry (see jobs.stages.runner)."""
+    context.published = publish(context.lake, context.settings, context.run_id)
+
+
+def publish(lake: Lake, settings: Settings, run_id: str) -> dict[str, int]:
+    """Replace each gold table's range with its staged rows; rows published per table."""
+    interval = replayed_interval(lake, run_id)
+    staging = lake.staging()
+    published = {}
+    for spec, (start, end) in gold_ranges(interval, settings.replay.throughput_window).items():
+        if not staging.exists(spec):
+            raise StageOrderError(
+                f"nothing staged for {spec.path}: run the marts stage first (same --run-id)"
+            )
+        staged = staging.read(spec)
+        lake.replace_range(spec, staged, start, end)
+        published[spec.path] = staged.count()
+    return published

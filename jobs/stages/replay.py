@@ -1,0 +1,165 @@
+"""Replay stage: bronze evidence of an interval -> silver replayed commits, timeline, regressions.
+
+The interval is planned by :mod:`jobs.stages.intervals` (continuing from a checkpoint, widened
+for late data). Silver rows of the replayed interval are replaced (Delta replaceWhere), so
+re-running an interval leaves the tables as they were.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from functools import partial
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from jobs.io.lake import Lake
+from jobs.io.replay_writer import ReplayWriter
+from jobs.sources import LOGGED_COMMITS, REPLAYED_EVIDENCE, SNAPSHOTS, kinds
+from jobs.stages.context import ReplayInterval, RunContext
+from jobs.stages.intervals import TICK, checkpoint_at, checkpoint_times, plan_interval
+from pipelines.replay import replay
+from pipelines.replay.events import replayed_snapshots
+from pipelines.replay.explain import LOOKBACK_SECONDS, SLACK_SECONDS, explain_regressions
+from schemas.config import Settings
+from schemas.instants import EPOCH, from_collected
+from schemas.tables import (
+    INGEST_RUNS,
+    OFFSET_COMMITS,
+    OFFSET_COMMITS_REPLAYED,
+    OFFSET_REGRESSIONS,
+    OFFSET_RESETS,
+    OFFSET_SNAPSHOTS,
+    REPLAY_CHECKPOINTS,
+    REPLAY_RUNS,
+    SNAPSHOT_FILES,
+    STORED_OFFSET_TIMELINE,
+)
+
+
+def run(context: RunContext) -> None:
+    """The stage's entry (see jobs.stages.runner)."""
+    context.interval = run_replay(context.lake, context.settings, context.start, context.end, context.run_id)
+
+
+def _ingest_bounds(lake: Lake, run_id: str) -> tuple[datetime | None, datetime | None]:
+    """(earliest event ingested by this run, latest event ingested by any run)."""
+    runs = lake.read(INGEST_RUNS).where(F.col("status") == "ingested")
+    mine = F.col("run_id") == run_id
+    row = runs.agg(
+        F.min(F.when(mine, F.col("event_min_at"))).alias("late"), F.max("event_max_at").alias("latest")
+    ).collect()[0]
+    return from_collected(row.late), from_collected(row.latest)
+
+
+def _evidence_files(lake: Lake, start: datetime, end: datetime) -> DataFrame:
+    """ops/ingest_runs' rows of the ingested files that land commits or snapshots and whose
+    landed events overlap ``[start, end)``: every file the interval's events can come from
+    (the accounting records each file's range of event times)."""
+    return lake.read(INGEST_RUNS).where(
+        (F.col("status") == "ingested")
+        & F.col("source_kind").isin(*kinds(REPLAYED_EVIDENCE))
+        & (F.col("event_max_at") >= F.lit(start))
+        & (F.col("event_min_at") < F.lit(end))
+    )
+
+
+def _logged_at_most(files: DataFrame) -> int:
+    """At most how many log-told commits ``files`` (see _evidence_files) landed: the records
+    of their log files (a broker log's resets count too). It chooses how the replay meets them
+    (see ReplaySettings.broadcast_logged_commits), not what it finds: no commit is scanned for it."""
+    logs = files.where(F.col("source_kind").isin(*kinds(LOGGED_COMMITS)))
+    return logs.agg(F.coalesce(F.sum("records_landed"), F.lit(0)).alias("n")).collect()[0].n
+
+
+def _file_names(files: DataFrame) -> DataFrame:
+    """The names (FILE_KEY) the replay's events give ``files``: a snapshot event names its file
+    by path alone (pipelines.replay.events.build_events)."""
+    is_snapshot = F.col("source_kind").isin(*kinds(SNAPSHOTS))
+    return files.select("source_file", F.when(~is_snapshot, F.col("_file_hash")).alias("_file_hash"))
+
+
+def run_replay(
+    lake: Lake,
+    settings: Settings,
+    requested_from: datetime | None,
+    requested_to: datetime | None,
+    run_id: str,
+) -> ReplayInterval:
+    """Replay the interval and write the silver tables and the next checkpoint."""
+    late, latest = _ingest_bounds(lake, run_id)
+    interval = plan_interval(requested_from, requested_to, checkpoint_times(lake), late, latest)
+    start, end = interval.replayed_from, interval.replayed_to
+    # the landed files come from the ingest's accounting, not from a scan of every event
+    files = _evidence_files(lake, start, end)
+    # on the embedded lake the replay's workers write the two tables with a row per event
+    commits_dir = lake.worker_dir(OFFSET_COMMITS_REPLAYED, f"replay-{run_id}")
+    timeline_dir = lake.worker_dir(STORED_OFFSET_TIMELINE, f"replay-{run_id}")
+    writes_itself = commits_dir is not None and timeline_dir is not None
+
+    result = replay(
+        lake.read(OFFSET_COMMITS, start=start, end=end),
+        replayed_snapshots(
+            lake.read(OFFSET_SNAPSHOTS, start=start, end=end), lake.read(SNAPSHOT_FILES, start=start, end=end)
+        ),
+        checkpoint_at(lake, start),
+        broadcast_logged=_logged_at_most(files) <= settings.replay.broadcast_logged_commits,
+        landed_files=_file_names(files),
+        kernel_for=partial(ReplayWriter.for_ids, commits_dir, timeline_dir) if writes_itself else None,
+    )
+    # the silver tables Spark writes derive from the replayed state and its id dictionaries:
+    # compute them once (Spark substitutes the cached rows wherever their plans recur)
+    for frame in result.shared:
+        if not frame.is_cached:  # the workers' dictionaries are already (ReplayWriter.for_ids)
+            frame.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        if not writes_itself:
+            lake.replace_range(OFFSET_COMMITS_REPLAYED, result.commits, start, end)
+            lake.replace_range(STORED_OFFSET_TIMELINE, result.timeline, start, end)
+        else:
+            result.state.count()  # the replay: its workers write the two tables' files
+            lake.replace_range(OFFSET_COMMITS_REPLAYED, None, start, end, worker_files=commits_dir)
+            lake.replace_range(STORED_OFFSET_TIMELINE, None, start, end, worker_files=timeline_dir)
+        resets = lake.read(
+            OFFSET_RESETS,
+            start=start - timedelta(seconds=LOOKBACK_SECONDS),
+            end=end + timedelta(seconds=SLACK_SECONDS + 1),
+        )
+        lake.replace_range(OFFSET_REGRESSIONS, explain_regressions(result.regressions, resets), start, end)
+        # the new checkpoint supersedes any taken inside the replayed interval
+        lake.replace_range(
+            REPLAY_CHECKPOINTS, result.checkpoint.withColumn("as_of", F.lit(end)), start + TICK, end + TICK
+        )
+    finally:
+        for frame in result.shared:
+            frame.unpersist()
+    _prune_checkpoints(lake, settings.replay.checkpoints_kept)
+    _record(lake, run_id, interval)
+    return interval
+
+
+def _prune_checkpoints(lake: Lake, kept: int) -> None:
+    times = checkpoint_times(lake)
+    if len(times) > kept:
+        empty = lake.spark.createDataFrame([], REPLAY_CHECKPOINTS.schema)
+        lake.replace_range(REPLAY_CHECKPOINTS, empty, EPOCH, times[-kept])
+
+
+def _record(lake: Lake, run_id: str, interval: ReplayInterval) -> None:
+    start, end = interval.replayed_from, interval.replayed_to
+    commits = lake.row_count(OFFSET_COMMITS_REPLAYED, start=start, end=end)
+    regressions = lake.row_count(OFFSET_REGRESSIONS, start=start, end=end)
+    row = [
+        (
+            run_id,
+            interval.requested_from,
+            interval.requested_to,
+            start,
+            end,
+            commits,
+            regressions,
+            datetime.now(UTC),
+        )
+    ]
+    lake.merge(REPLAY_RUNS, lake.spark.createDataFrame(row, REPLAY_RUNS.schema))

@@ -1,0 +1,72 @@
+"""The stages of a run, in order, on one SparkSession.
+
+    ingest -> replay -> marts -> audit -> publish
+
+Each stage is a module of this package with one entry, ``run(context)``, that reads what the
+earlier stages left in the :class:`~jobs.stages.context.RunContext` (or in the lake, when it
+runs alone with the same ``--run-id``) and records its own result there. A failed audit
+(a check of severity ``error``) stops the run before publish.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from jobs.io.lake import Lake
+from jobs.runtime.session import build_session
+from jobs.stages import audit, ingest, marts, publish, replay
+from jobs.stages.context import RunContext
+from jobs.stages.upgrades import upgrade
+from schemas.config import Settings
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    help: str
+    run: Callable[[RunContext], None]
+    reads_landing: bool = False
+
+
+STAGES = (
+    Stage("ingest", "land new files of the landing directory into the bronze tables (bad input is quarantined)", ingest.run,
+          reads_landing=True),
+    Stage("replay", "replay commits and snapshots of the interval into the silver tables", replay.run),
+    Stage("marts", "compute the gold lag and throughput rows of the replayed interval into staging", marts.run),
+    Stage("audit", "run the data-quality checks and alerts on the interval; exit 4 on an error-severity failure", audit.run),
+    Stage("publish", "publish the audited gold rows of the interval", publish.run),
+)  # fmt: skip
+STAGE_NAMES = tuple(stage.name for stage in STAGES)
+
+
+def run_stages(
+    settings: Settings,
+    lake_root: Path | str,
+    landing: Path | None,
+    start: datetime | None,
+    end: datetime | None,
+    run_id: str,
+    stages: Sequence[str] = STAGE_NAMES,
+) -> RunContext:
+    """Run ``stages`` (names, in STAGES' order) and return what they found."""
+    unknown = sorted(set(stages) - set(STAGE_NAMES))
+    if unknown:
+        raise ValueError(f"unknown stages {unknown}; expected some of {STAGE_NAMES}")
+    spark = build_session(settings.spark)
+    context = RunContext(
+        run_id, Lake(spark, lake_root, settings.spark.delta_engine), settings, landing, start, end
+    )
+    upgrade(context.lake)
+    for stage in STAGES:
+        if stage.name not in stages:
+            continue
+        began = time.perf_counter()
+        stage.run(context)
+        context.timings[stage.name] = time.perf_counter() - began
+        if context.quality_failed:
+            break
+    return context

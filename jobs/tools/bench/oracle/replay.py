@@ -1,0 +1,181 @@
+"""OffsetLake's replay rules (README, "How replay works") in DuckDB SQL, over the ref_* bronze tables.
+
+One replay of everything, from nothing (no checkpoint), as a fresh lake's single run does:
+
+    ref_offset_commits_replayed   silver/offset_commits_replayed
+    ref_stored_offset_timeline    silver/stored_offset_timeline
+    ref_offset_regressions        silver/offset_regressions (explained by the logged resets, as pipelines.replay.explain does)
+
+Events of a queue are ordered by (event time, snapshot before commit, file, line). Per event:
+``stored_offset_before`` = previous commit's offset, else the latest snapshot before it;
+``client_offset_after`` = max(first commit's starting point, every offset committed so far).
+Example, one queue::
+
+    event     offset | stored_offset_before  client_offset_after  is_regression
+    snapshot  100    |
+    commit    120    | 100                   120                  false
+    commit    90     | 120                   120                  true
+    snapshot  90     |   below the snapshot before it, but explained by the commit regression
+
+A snapshot below the previous snapshot is a ``snapshot_pair`` regression only when no commit
+regression lies between the two. The events from one snapshot up to the next form a
+segment (numbered by a running count of snapshots), so "regressions between" is a hash
+aggregate per segment instead of another running window.
+"""
+
+from __future__ import annotations
+
+import duckdb
+
+from jobs.tools.bench.oracle.sql_text import literal
+from pipelines.replay.events import CORROBORATION_WINDOW_SECONDS, REPLAYED_SNAPSHOT_SOURCES
+from pipelines.replay.explain import LOOKBACK_SECONDS, SLACK_SECONDS
+
+QUEUE = "cluster, broker, topic, consumer_group, queue_id"
+ORDER = "event_at, event_rank, source_file, line_rank"
+
+
+def _events_sql() -> str:
+    """Commits (log lines repeating a commit-log commit dropped) and replayed snapshots, one shape."""
+    sources = ", ".join(literal(s) for s in REPLAYED_SNAPSHOT_SOURCES)
+    return f"""
+        WITH canonical AS (SELECT * FROM ref_offset_commits WHERE evidence = 'commit_log'),
+        uncorroborated AS (
+            SELECT l.* FROM ref_offset_commits l
+            WHERE l.evidence <> 'commit_log' AND NOT EXISTS (
+                SELECT 1 FROM canonical c
+                WHERE c.cluster = l.cluster AND c.broker = l.broker AND c.topic = l.topic
+                  AND c.consumer_group = l.consumer_group AND c.queue_id = l.queue_id AND c."offset" = l."offset"
+                  AND c.committed_at >= l.committed_at
+                  AND c.committed_at < l.committed_at + INTERVAL {CORROBORATION_WINDOW_SECONDS} SECOND)
+        ), commits AS (SELECT * FROM canonical UNION ALL SELECT * FROM uncorroborated),
+        broker_files AS (
+            SELECT *, ends_with(snapshot_source, 'bak') AS is_bak, starts_with(snapshot_source, 'lmq') AS is_lmq
+            FROM ref_offset_snapshots WHERE snapshot_source IN ({sources})
+        ), snapshots AS (
+            SELECT * FROM broker_files
+            QUALIFY NOT is_bak OR NOT bool_or(NOT is_bak) OVER (PARTITION BY cluster, broker, snapshot_at, is_lmq)
+        )
+        SELECT {QUEUE}, key_kind, committed_at AS event_at, 1 AS event_rank, source_file,
+               coalesce(line_no, 0) AS line_rank, "offset" AS commit_offset, CAST(NULL AS BIGINT) AS snapshot_offset,
+               line_no, client_host, evidence, commit_path, _file_hash
+        FROM commits
+        UNION ALL
+        SELECT {QUEUE}, key_kind, snapshot_at, 0, source_file, 0, NULL, "offset", NULL, NULL, NULL, NULL, NULL
+        FROM snapshots
+    """
+
+
+def _state_sql() -> str:
+    """Both semantics per event: two running passes over the same window."""
+    return f"""
+        WITH first_pass AS (
+            SELECT *,
+                last_value(commit_offset IGNORE NULLS) OVER before AS prev_commit,
+                last_value(snapshot_offset IGNORE NULLS) OVER before AS previous_snapshot_offset,
+                lag(coalesce(commit_offset, snapshot_offset)) OVER queue_order AS previous_stored_offset,
+                max(commit_offset) OVER upto AS max_commit_so_far,
+                count(snapshot_offset) OVER upto AS snapshot_segment
+            FROM ref_events
+            WINDOW queue_order AS (PARTITION BY {QUEUE} ORDER BY {ORDER}),
+                   before AS (queue_order ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING),
+                   upto AS (queue_order ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+        ), judged AS (
+            SELECT *, coalesce(commit_offset, snapshot_offset) AS stored_offset,
+                CASE WHEN commit_offset IS NOT NULL THEN coalesce(prev_commit, previous_snapshot_offset) END
+                    AS stored_offset_before,
+                CASE WHEN commit_offset IS NOT NULL AND prev_commit IS NOT NULL THEN 'commit'
+                     WHEN commit_offset IS NOT NULL AND previous_snapshot_offset IS NOT NULL THEN 'snapshot' END
+                    AS stored_before_source,
+                commit_offset IS NOT NULL AND coalesce(commit_offset < coalesce(prev_commit, previous_snapshot_offset), false)
+                    AS is_regression
+            FROM first_pass
+        )
+        SELECT *,
+            CASE WHEN commit_offset IS NOT NULL THEN greatest(
+                first_value(CASE WHEN commit_offset IS NOT NULL THEN {{'start': stored_offset_before}} END IGNORE NULLS)
+                    OVER (PARTITION BY {QUEUE} ORDER BY {ORDER} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW).start,
+                max_commit_so_far) END AS client_offset_after,
+            concat_ws('|', CAST(event_rank AS VARCHAR), source_file, lpad(CAST(line_rank AS VARCHAR), 12, '0'))
+                AS observation_seq
+        FROM judged
+    """
+
+
+def _silver_sql() -> dict[str, str]:
+    return {
+        "ref_offset_commits_replayed": """
+            SELECT cluster, broker, event_at AS committed_at, client_host, topic, consumer_group, key_kind, queue_id,
+                   commit_offset AS "offset", evidence, commit_path, stored_offset_before, stored_before_source,
+                   client_offset_after, is_regression,
+                   CASE WHEN is_regression THEN stored_offset_before - commit_offset END AS regression_size,
+                   source_file, line_no, _file_hash, CAST(event_at AS DATE) AS commit_date
+            FROM ref_state WHERE commit_offset IS NOT NULL""",
+        "ref_stored_offset_timeline": f"""
+            SELECT {QUEUE}, event_at AS observed_at, observation_seq,
+                   CASE WHEN commit_offset IS NOT NULL THEN 'commit' ELSE 'snapshot' END AS observation,
+                   stored_offset, previous_stored_offset,
+                   greatest(coalesce(stored_offset - previous_stored_offset, 0), 0) AS consumed_increment,
+                   CAST(event_at AS DATE) AS observed_date
+            FROM ref_state""",
+        "ref_unexplained_regressions": f"""
+            WITH segment_regressions AS (
+                SELECT {QUEUE}, snapshot_segment, count(*) FILTER (WHERE is_regression) AS regressions
+                FROM ref_state GROUP BY ALL
+            ), regressions AS (
+                SELECT {QUEUE}, event_at AS detected_at, commit_offset AS "offset", stored_offset_before AS stored_offset,
+                       'commit' AS evidence, client_host, evidence AS commit_evidence, commit_path, key_kind,
+                       observation_seq, source_file
+                FROM ref_state WHERE is_regression
+                UNION ALL
+                SELECT s.cluster, s.broker, s.topic, s.consumer_group, s.queue_id, s.event_at, s.snapshot_offset,
+                       s.previous_snapshot_offset, 'snapshot_pair', NULL, NULL, NULL, s.key_kind,
+                       s.observation_seq, s.source_file
+                FROM ref_state s
+                LEFT JOIN segment_regressions r
+                  ON r.cluster = s.cluster AND r.broker = s.broker AND r.topic = s.topic
+                 AND r.consumer_group = s.consumer_group AND r.queue_id = s.queue_id
+                 AND r.snapshot_segment = s.snapshot_segment - 1
+                WHERE s.commit_offset IS NULL AND s.snapshot_offset < s.previous_snapshot_offset
+                  AND coalesce(r.regressions, 0) = 0
+            )
+            SELECT {QUEUE}, detected_at, "offset", stored_offset, stored_offset - "offset" AS regression_size, evidence,
+                   client_host, commit_evidence, commit_path, key_kind, observation_seq, source_file,
+                   CAST(detected_at AS DATE) AS detected_date
+            FROM regressions""",
+    }
+
+
+def _explained_sql() -> str:
+    """Regressions with the latest reset or correction of their group and topic logged from
+    LOOKBACK_SECONDS before to SLACK_SECONDS after them (as pipelines.replay.explain chooses it)."""
+    same_group = " AND ".join(f"g.{c} = r.{c}" for c in ("cluster", "broker", "topic", "consumer_group"))
+    return f"""
+        WITH numbered AS (SELECT *, row_number() OVER () AS regression_row FROM ref_unexplained_regressions),
+        chosen AS (
+            SELECT g.regression_row, r.reset_kind AS explained_by,
+                   concat_ws(' ', r.reset_kind, 'at', strftime(r.reset_at, '%Y-%m-%d %H:%M:%S'),
+                             CASE WHEN r.client_id IS NOT NULL THEN 'by ' || r.client_id END,
+                             CASE WHEN r.new_offset IS NOT NULL THEN 'to offset ' || CAST(r.new_offset AS VARCHAR) END)
+                       AS explanation
+            FROM numbered g
+            JOIN ref_offset_resets r
+              ON {same_group} AND r.topic IS NOT NULL AND r.consumer_group IS NOT NULL
+             AND r.reset_at >= g.detected_at - INTERVAL {LOOKBACK_SECONDS} SECOND
+             AND r.reset_at <= g.detected_at + INTERVAL {SLACK_SECONDS} SECOND
+            QUALIFY row_number() OVER (
+                PARTITION BY g.regression_row ORDER BY r.reset_at DESC, r.reset_kind, r.client_id NULLS FIRST) = 1
+        )
+        SELECT {QUEUE}, detected_at, "offset", stored_offset, regression_size, evidence, client_host, commit_evidence,
+               commit_path, key_kind, observation_seq, source_file, explained_by, explanation, detected_date
+        FROM numbered LEFT JOIN chosen USING (regression_row)
+    """
+
+
+def replay(con: duckdb.DuckDBPyConnection) -> None:
+    """Create ref_events, ref_state and the silver ref_* tables (see the module docstring)."""
+    con.execute(f"CREATE TABLE ref_events AS {_events_sql()}")
+    con.execute(f"CREATE TABLE ref_state AS {_state_sql()}")
+    for table, sql in _silver_sql().items():
+        con.execute(f"CREATE TABLE {table} AS {sql}")
+    con.execute(f"CREATE TABLE ref_offset_regressions AS {_explained_sql()}")

@@ -1,0 +1,410 @@
+"""Explode broker offset snapshots (consumerOffset.json and kin) into bronze rows.
+
+Input: the documents frame of ``jobs.io.snapshot_files.read_snapshot_documents``, one row
+per file, where every table value is a variant (so one bad entry is rejected alone).
+Output: ``Parsed`` with bronze/offset_snapshots (or bronze/delay_offsets) columns, less
+``_ingest_run_id`` and the date partition column, which the job adds.
+
+``snapshot_source`` names the file the row came from: ``main`` / ``bak`` for
+consumerOffset.json and its .bak, ``lmq`` / ``lmq_bak`` for lmqConsumerOffset.json and
+its .bak (a broker with LMQ enabled writes only the latter, so a stale consumerOffset.json
+beside it cannot collide with it). ``lmqOffsetTable`` entries have no queue level and land
+with ``queue_id`` 0.
+
+Records: one per (key, queue) entry; a key rejected as a whole (no ``@``, queue map not an
+object) is one record; a rejected file is one record.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+from pipelines.ingest.quarantine import Parsed, first_failure, split_valid, union_parsed
+from pipelines.keys import group_of_key, key_kind, topic_of_key
+from schemas.tables import DELAY_OFFSETS, OFFSET_SNAPSHOTS, SNAPSHOT_FILES
+
+SNAPSHOT_COLUMNS = [c for c in OFFSET_SNAPSHOTS.columns if c not in ("_ingest_run_id", "snapshot_date")]
+DELAY_COLUMNS = [c for c in DELAY_OFFSETS.columns if c != "_ingest_run_id"]
+RAW_TEXT_LIMIT = 1 << 20  # characters of a rejected file's text kept in quarantine
+MAX_SAFE_OFFSET = 1 << 53  # offsets beyond this lose precision in JSON consumers and doubles
+
+MISSING_FILE = "file missing at read time"
+EMPTY_FILE = "empty file (0 bytes)"
+BINARY_CONTENT = "binary content (NUL bytes), not a JSON document"
+INVALID_UTF8 = "not valid UTF-8 text"
+MALFORMED_JSON = "not parseable: malformed or truncated JSON, a table that is not a JSON object, or a queue id twice in one map"
+NO_DOCUMENT = (
+    "no JSON object in the file: blank text, an empty array, or unreadable (e.g. a corrupt gzip stream)"
+)
+TOP_LEVEL_ARRAY = "several JSON objects in a top-level array; a snapshot is one JSON object"
+NO_OFFSET_TABLE = "no offsetTable (or lmqOffsetTable) object in the document"
+# why a whole document is rejected (document_failure), as opposed to one of its entries
+DOCUMENT_REASONS = (
+    MISSING_FILE,
+    EMPTY_FILE,
+    BINARY_CONTENT,
+    INVALID_UTF8,
+    MALFORMED_JSON,
+    NO_DOCUMENT,
+    TOP_LEVEL_ARRAY,
+    NO_OFFSET_TABLE,
+)
+DUPLICATE_KEY = "key occurs more than once in the table"
+KEY_WITHOUT_AT = "key has no '@' between topic and group"
+EMPTY_TOPIC = "key has an empty topic"
+EMPTY_GROUP = "key has an empty group"
+QUEUE_MAP_NULL = "queue map is null"
+QUEUE_MAP_NOT_OBJECT = "queue map is not a JSON object"
+BAD_QUEUE_ID = "queue id is not an integer in [0, 65536)"
+BAD_DELAY_LEVEL = "delay level is not an integer in [1, 65536)"
+OFFSET_NULL = "offset is null"
+OFFSET_STRING = "offset is a JSON string, not an integer"
+OFFSET_NOT_INTEGER = "offset is not an integer"
+OFFSET_NEGATIVE = "offset is negative"
+OFFSET_TOO_LARGE = "offset is not below 2^53"
+
+_META = ("cluster", "broker", "snapshot_at", "snapshot_source", "source_file", "_file_hash")
+
+
+# A snapshot of one document: the files of the same broker, instant and kind (main and .bak).
+SNAPSHOT_IDENTITY = ("cluster", "broker", "snapshot_at", "document_kind")
+SNAPSHOT_FILE_COLUMNS = [c for c in SNAPSHOT_FILES.columns if c != "_ingest_run_id"]
+REPLAYED_SELECTIONS = ("main", "bak_fallback")
+
+
+@dataclass(frozen=True)
+class SnapshotSelection:
+    """The .bak rule applied (see :func:`select_snapshot_documents`).
+
+    ``ingest``: the documents to explode; ``skipped``: the byte-identical .bak files, not
+    ingested (``source_file``, ``_file_hash``, ``status`` 'duplicate', ``status_reason``);
+    ``files``: bronze/snapshot_files rows (less ``_ingest_run_id``) of every file of the
+    snapshots the documents belong to, earlier ones included: a decision that changes with a
+    file that lands later is stored again.
+    """
+
+    ingest: DataFrame
+    skipped: DataFrame
+    files: DataFrame
+
+
+def document_failure() -> Column:
+    """Why a whole document is rejected (null: it can be exploded). Needs documents columns."""
+    corrupt = F.col("corrupt_record")
+    return first_failure(
+        (F.col("file_size").isNotNull(), MISSING_FILE),
+        (F.col("file_size") > 0, EMPTY_FILE),
+        (corrupt.isNull() | ~corrupt.contains("\u0000"), BINARY_CONTENT),
+        (corrupt.isNull() | F.is_valid_utf8(corrupt), INVALID_UTF8),
+        (corrupt.isNull(), MALFORMED_JSON),
+        (F.col("json_values") > 0, NO_DOCUMENT),
+        (F.col("json_values") == 1, TOP_LEVEL_ARRAY),
+        (F.col("offset_table").isNotNull() | F.col("lmq_offset_table").isNotNull(), NO_OFFSET_TABLE),
+    )
+
+
+def queue_id_checks(queue_text: Column) -> list[tuple[Column, str]]:
+    """A queue id is written as a decimal integer without leading zeros, below 65536."""
+    return [(queue_text.rlike(r"^(0|[1-9][0-9]{0,4})$") & (queue_text.try_cast("int") < 65536), BAD_QUEUE_ID)]
+
+
+def offset_checks(offset_json: Column) -> list[tuple[Column, str]]:
+    """An offset, given as its JSON text (``250``, ``"250"``, ``1.5``, ``null``), is an integer in [0, 2^53)."""
+    return [
+        (offset_json.isNotNull() & (offset_json != "null"), OFFSET_NULL),
+        (~offset_json.startswith('"'), OFFSET_STRING),
+        (offset_json.rlike(r"^-?[0-9]+$"), OFFSET_NOT_INTEGER),
+        (~offset_json.startswith("-"), OFFSET_NEGATIVE),
+        ((F.length(offset_json) <= 16) & (offset_json.try_cast("long") < MAX_SAFE_OFFSET), OFFSET_TOO_LARGE),
+    ]
+
+
+def key_checks(key: Column) -> list[tuple[Column, str]]:
+    """A ``topic@group`` key occurs once and splits on its first ``@`` into two non-empty parts."""
+    return [
+        (~F.col("is_duplicate_key"), DUPLICATE_KEY),
+        (F.instr(key, "@") > 0, KEY_WITHOUT_AT),
+        (F.length(topic_of_key(key)) > 0, EMPTY_TOPIC),
+        (F.length(group_of_key(key)) > 0, EMPTY_GROUP),
+    ]
+
+
+def to_snapshot_rows(entries: DataFrame) -> DataFrame:
+    """Final bronze/offset_snapshots columns from validated entries.
+
+    Needs ``_META``, ``line_no``, ``topic``, ``consumer_group``, ``queue_text``,
+    ``offset_json`` and ``client_id``.
+    """
+    return entries.select(
+        "cluster",
+        "broker",
+        "snapshot_at",
+        "topic",
+        "consumer_group",
+        key_kind(F.col("topic"), F.col("consumer_group")).alias("key_kind"),
+        F.col("queue_text").try_cast("int").alias("queue_id"),
+        F.col("offset_json").try_cast("long").alias("offset"),
+        "snapshot_source",
+        "client_id",
+        "source_file",
+        "line_no",
+        "_file_hash",
+    ).select(*SNAPSHOT_COLUMNS)
+
+
+def _duplicated_keys(sorted_keys: Column) -> Column:
+    """Keys present more than once in a map read from JSON (Spark keeps both entries),
+    given the map's keys sorted, as a column of their own."""
+    return F.array_distinct(
+        F.filter(sorted_keys, lambda key, i: (i > 0) & (key == F.get(sorted_keys, i - 1)))
+    )
+
+
+def _table_entries(documents: DataFrame, table: str, name: str) -> DataFrame:
+    """One row per (file, key) of a table: ``_META``, ``line_no``, ``<name>``, ``value``
+    (variant) and ``is_duplicate_key``."""
+    # The keys are sorted once per document, in a column of their own, and scanned before
+    # the explode: inlined into the lambda or beside the explode they would be recomputed
+    # for every key.
+    with_duplicates = documents.withColumn("_sorted_keys", F.array_sort(F.map_keys(table))).withColumn(
+        "_duplicated", _duplicated_keys(F.col("_sorted_keys"))
+    )
+    return with_duplicates.select(
+        *_META,
+        F.lit(None).cast("long").alias("line_no"),
+        "_duplicated",
+        F.explode(table).alias(name, "value"),
+    ).select(
+        *_META,
+        "line_no",
+        name,
+        "value",
+        F.array_contains("_duplicated", F.col(name)).alias("is_duplicate_key"),
+    )
+
+
+def _offset_table_rows(healthy: DataFrame) -> Parsed:
+    keys = _table_entries(healthy, "offset_table", "key").withColumn(
+        "queue_map", F.try_variant_get("value", "$", "map<string,variant>")
+    )
+    value_json = F.coalesce(F.to_json("value"), F.lit("null"))
+    key_reason = first_failure(
+        *key_checks(F.col("key")),
+        (F.col("value").isNotNull() & ~F.is_variant_null("value"), QUEUE_MAP_NULL),
+        (F.col("queue_map").isNotNull(), QUEUE_MAP_NOT_OBJECT),
+    )
+    raw_key = F.concat(F.lit('"'), F.col("key"), F.lit('":'), value_json)
+    valid_keys = split_valid(keys, key_reason, raw_key, [*_META, "line_no", "key", "queue_map"])
+    entries = valid_keys.landed.select(
+        *_META, "line_no", "key", F.explode("queue_map").alias("queue_text", "value")
+    ).withColumn("offset_json", F.to_json("value"))
+    reason = first_failure(*queue_id_checks(F.col("queue_text")), *offset_checks(F.col("offset_json")))
+    raw = F.concat(
+        F.lit('"'),
+        F.col("key"),
+        F.lit('":{'),
+        F.col("queue_text"),
+        F.lit(":"),
+        F.coalesce("offset_json", F.lit("null")),
+        F.lit("}"),
+    )
+    checked = split_valid(entries, reason, raw, [*_META, "line_no", "key", "queue_text", "offset_json"])
+    return Parsed(
+        landed=_with_key_parts(checked.landed), rejected=valid_keys.rejected.unionByName(checked.rejected)
+    )
+
+
+def _lmq_table_rows(healthy: DataFrame) -> Parsed:
+    entries = _table_entries(healthy, "lmq_offset_table", "key").withColumn("offset_json", F.to_json("value"))
+    reason = first_failure(*key_checks(F.col("key")), *offset_checks(F.col("offset_json")))
+    raw = F.concat(F.lit('"'), F.col("key"), F.lit('":'), F.coalesce("offset_json", F.lit("null")))
+    checked = split_valid(entries, reason, raw, [*_META, "line_no", "key", "offset_json"])
+    return Parsed(
+        landed=_with_key_parts(checked.landed.withColumn("queue_text", F.lit("0"))), rejected=checked.rejected
+    )
+
+
+def _with_key_parts(entries: DataFrame) -> DataFrame:
+    return to_snapshot_rows(
+        entries.withColumns(
+            {
+                "topic": topic_of_key(F.col("key")),
+                "consumer_group": group_of_key(F.col("key")),
+                "client_id": F.lit(None).cast("string"),
+            }
+        )
+    )
+
+
+def _split_documents(documents: DataFrame, kinds: tuple[str, ...]) -> tuple[DataFrame, DataFrame]:
+    """(healthy documents of ``kinds``, their file-level rejections)."""
+    raw = F.substring(F.make_valid_utf8(F.col("corrupt_record")), 1, RAW_TEXT_LIMIT)
+    tagged = documents.where(F.col("document_kind").isin(*kinds)).withColumn(
+        "line_no", F.lit(None).cast("long")
+    )
+    parts = split_valid(tagged, document_failure(), raw, list(tagged.columns))
+    return parts.landed, parts.rejected
+
+
+def explode_snapshots(documents: DataFrame) -> Parsed:
+    """Rows of bronze/offset_snapshots from consumer_offsets and lmq documents.
+
+    Delay-offset documents in the input are ignored here (see ``explode_delay_offsets``).
+    A bad file, key or entry becomes a rejected row; the rest of its file lands.
+    """
+    healthy, rejected_files = _split_documents(documents, ("consumer_offsets", "lmq"))
+    lmq_file = F.col("document_kind") == "lmq"
+    healthy = healthy.withColumn(
+        "snapshot_source",
+        F.when(lmq_file & (F.col("snapshot_source") == "bak"), F.lit("lmq_bak"))
+        .when(lmq_file, F.lit("lmq"))
+        .otherwise(F.col("snapshot_source")),
+    )
+    parts = union_parsed([_offset_table_rows(healthy), _lmq_table_rows(healthy)])
+    return Parsed(landed=parts.landed, rejected=rejected_files.unionByName(parts.rejected))
+
+
+def explode_delay_offsets(documents: DataFrame) -> Parsed:
+    """Rows of bronze/delay_offsets from delay_offsets documents (keys are delay levels).
+
+    Other documents in the input are ignored here (see ``explode_snapshots``).
+    """
+    healthy, rejected_files = _split_documents(documents, ("delay_offsets",))
+    levels = _table_entries(healthy, "offset_table", "level_text").withColumn(
+        "offset_json", F.to_json("value")
+    )
+    level = F.col("level_text")
+    reason = first_failure(
+        (~F.col("is_duplicate_key"), DUPLICATE_KEY),
+        (level.rlike(r"^[1-9][0-9]{0,4}$") & (level.try_cast("int") < 65536), BAD_DELAY_LEVEL),
+        *offset_checks(F.col("offset_json")),
+    )
+    raw = F.concat(level, F.lit(":"), F.coalesce("offset_json", F.lit("null")))
+    checked = split_valid(levels, reason, raw, [*_META, "line_no", "level_text", "offset_json"])
+    landed = checked.landed.select(
+        *[c for c in _META if c not in ("source_file", "_file_hash")],
+        level.try_cast("int").alias("delay_level"),
+        F.col("offset_json").try_cast("long").alias("offset"),
+        "source_file",
+        "line_no",
+        "_file_hash",
+    ).select(*DELAY_COLUMNS)
+    return Parsed(landed=landed, rejected=rejected_files.unionByName(checked.rejected))
+
+
+def snapshot_files(documents: DataFrame) -> DataFrame:
+    """One bronze/snapshot_files row per document (less ``selection`` and ``is_replayed``):
+    its snapshot, role, hash, and why it was rejected as a whole (``document_status``, null
+    when the document is healthy, even with an empty table or every entry rejected)."""
+    return documents.select(
+        *SNAPSHOT_IDENTITY,
+        "snapshot_source",
+        "source_file",
+        "_file_hash",
+        document_failure().alias("document_status"),
+    )
+
+
+def select_snapshot_files(files: DataFrame) -> DataFrame:
+    """The .bak rule, decided once per snapshot (cluster, broker, snapshot_at, document_kind)
+    over its files' rows (:func:`snapshot_files`): adds ``selection`` and ``is_replayed``.
+
+    The main file is always ``main`` (a broken one yields its rejection). A .bak is
+    ``bak_duplicate`` when byte-identical to a main file (not ingested), ``bak_fallback`` when
+    no main file is healthy (missing, empty, corrupt), ``bak_older`` (the previous write, an
+    older snapshot) otherwise. The replay replays ``main`` and ``bak_fallback`` files.
+    Identity is (cluster, broker, time): two brokers with identical files are two snapshots.
+
+        broker  file                     hash  healthy            ->  selection
+        a       consumerOffset.json      h1    yes                    main
+        a       consumerOffset.json.bak  h1    yes                    bak_duplicate
+        b       consumerOffset.json      h1    yes (empty table)      main
+        b       consumerOffset.json.bak  h0    yes                    bak_older
+        c       consumerOffset.json      h2    no (0 bytes)           main
+        c       consumerOffset.json.bak  h3    yes                    bak_fallback
+    """
+    snapshot = Window.partitionBy(*SNAPSHOT_IDENTITY).rowsBetween(
+        Window.unboundedPreceding, Window.unboundedFollowing
+    )
+    is_main = F.col("snapshot_source") == "main"
+    tagged = files.withColumns(
+        {
+            "_main_hashes": F.collect_set(F.when(is_main, F.col("_file_hash"))).over(snapshot),
+            "_has_healthy_main": F.max(is_main & F.col("document_status").isNull()).over(snapshot),
+        }
+    )
+    selection = (
+        F.when(is_main, F.lit("main"))
+        .when(F.array_contains("_main_hashes", F.col("_file_hash")), F.lit("bak_duplicate"))
+        .when(~F.col("_has_healthy_main"), F.lit("bak_fallback"))
+        .otherwise(F.lit("bak_older"))
+    )
+    decided = tagged.withColumn("selection", selection).withColumn(
+        "is_replayed", F.col("selection").isin(*REPLAYED_SELECTIONS)
+    )
+    return decided.withColumn("snapshot_date", F.to_date("snapshot_at")).select(*SNAPSHOT_FILE_COLUMNS)
+
+
+def select_snapshot_documents(documents: DataFrame, earlier: DataFrame | None = None) -> SnapshotSelection:
+    """Apply the .bak rule (:func:`select_snapshot_files`) to ``documents`` and, for the
+    snapshots they belong to, to the files ``earlier`` (bronze/snapshot_files rows of files
+    landed before) says landed already: a .bak that landed alone is replayed in place of its
+    main file until the main file lands."""
+    batch = snapshot_files(documents)
+    if earlier is not None:
+        touched = earlier.join(
+            batch.select(*SNAPSHOT_IDENTITY).distinct(), on=list(SNAPSHOT_IDENTITY), how="left_semi"
+        )
+        before = touched.join(
+            batch.select("source_file", "_file_hash"), on=["source_file", "_file_hash"], how="left_anti"
+        )
+        batch = batch.unionByName(before.select(*batch.columns))
+    files = select_snapshot_files(batch)
+    mine = files.join(
+        documents.select("source_file", "_file_hash"), on=["source_file", "_file_hash"], how="left_semi"
+    )
+    chosen = mine.where(F.col("selection") != "bak_duplicate").select("source_file", "_file_hash")
+    duplicates = mine.where(F.col("selection") == "bak_duplicate")
+    mains = files.where(F.col("snapshot_source") == "main").select(
+        *SNAPSHOT_IDENTITY, F.col("source_file").alias("_main_file"), F.col("_file_hash")
+    )
+    return SnapshotSelection(
+        ingest=documents.join(chosen, on=["source_file", "_file_hash"], how="left_semi").select(
+            *documents.columns
+        ),
+        skipped=duplicates.join(mains, on=[*SNAPSHOT_IDENTITY, "_file_hash"], how="left").select(
+            "source_file",
+            "_file_hash",
+            F.lit("duplicate").alias("status"),
+            F.concat(F.lit("byte-identical to "), F.col("_main_file")).alias("status_reason"),
+        ),
+        files=files,
+    )
+
+
+def records_per_file(files: DataFrame, parsed: Parsed) -> DataFrame:
+    """Record accounting per input file: ``source_file``, ``_file_hash``, ``records_read``,
+    ``records_landed``, ``records_quarantined`` (0 for a file that yielded nothing)."""
+    file_key = ["source_file", "_file_hash"]
+    landed = parsed.landed.groupBy(*file_key).agg(F.count(F.lit(1)).alias("records_landed"))
+    rejected = parsed.rejected.groupBy(*file_key).agg(F.count(F.lit(1)).alias("records_quarantined"))
+    counts = (
+        files.select(*file_key)
+        .join(landed, on=file_key, how="left")
+        .join(rejected, on=file_key, how="left")
+        .withColumns(
+            {
+                "records_landed": F.coalesce("records_landed", F.lit(0)),
+                "records_quarantined": F.coalesce("records_quarantined", F.lit(0)),
+            }
+        )
+    )
+    return counts.select(
+        *file_key,
+        (F.col("records_landed") + F.col("records_quarantined")).alias("records_read"),
+        "records_landed",
+        "records_quarantined",
+    )

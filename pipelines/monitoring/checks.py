@@ -1,0 +1,334 @@
+"""Monitoring checks: DataFrame transforms that return the offending rows, each with a ``message``.
+
+A check is a column function that gives a message when a row offends and null when it
+passes (the dqx pattern), and a transform that keeps the offending rows and closes with a
+``select`` naming its output. Nothing here reads or writes: ``jobs.quality.audit`` feeds
+the lake's tables in and turns the rows into alerts (see the registry, ``pipelines.monitoring.CHECKS``).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+from schemas.tables import QUEUE_KEY
+
+_BROKER_SNAPSHOTS = ("main", "bak")
+
+
+def _micros(delta: timedelta) -> int:
+    return int(delta / timedelta(microseconds=1))
+
+
+def _iso(ts: Column) -> Column:
+    return F.date_format(ts, "yyyy-MM-dd'T'HH:mm:ss'Z'")
+
+
+def _in_interval(ts: Column, start: datetime, end: datetime) -> Column:
+    return (ts >= F.lit(start)) & (ts < F.lit(end))
+
+
+def snapshot_gap_message(
+    gap_started_at: Column, gap_ended_at: Column, gap_micros: Column, max_gap: timedelta
+) -> Column:
+    """Message for a gap between two snapshots (or since the last one, ``gap_ended_at`` null)
+    longer than ``max_gap``, else null."""
+    limit = int(max_gap.total_seconds())
+    gap_seconds = F.floor(gap_micros / 1_000_000)
+    return F.when(
+        gap_micros > F.lit(_micros(max_gap)),
+        F.when(
+            gap_ended_at.isNull(),
+            F.format_string(
+                "snapshots stopped: none for %ds since %s (allowed gap %ds)",
+                gap_seconds,
+                _iso(gap_started_at),
+                F.lit(limit),
+            ),
+        ).otherwise(
+            F.format_string(
+                "no snapshot for %ds between %s and %s (allowed gap %ds)",
+                gap_seconds,
+                _iso(gap_started_at),
+                _iso(gap_ended_at),
+                F.lit(limit),
+            )
+        ),
+    )
+
+
+def find_snapshot_gaps(
+    snapshots: DataFrame, *, interval_start: datetime, interval_end: datetime, max_gap: timedelta
+) -> DataFrame:
+    """Brokers whose snapshots arrived with a gap longer than ``max_gap``, or stopped.
+
+    Needs bronze/offset_snapshots rows (``cluster, broker, snapshot_at, snapshot_source``)
+    from before the interval (the look-back) up to ``interval_end``. A gap is reported when
+    it ends inside the interval; a broker whose last snapshot is more than ``max_gap`` before
+    ``interval_end`` has stopped (``gap_ended_at`` null). With ``max_gap`` 15 min and the
+    interval 10:00-11:00, snapshots of broker-a at 09:55, 10:00, 10:20, 10:25:
+
+        gap_started_at  gap_ended_at  gap_seconds
+        10:00           10:20         1200          (too long)
+        10:25           null          2100          (stopped: nothing since 10:25)
+    """
+    instants = (
+        snapshots.where(
+            F.col("snapshot_source").isin(*_BROKER_SNAPSHOTS) & (F.col("snapshot_at") < F.lit(interval_end))
+        )
+        .select("cluster", "broker", "snapshot_at")
+        .distinct()  # the instants: a main file and its .bak land at the same time
+    )
+    order = Window.partitionBy("cluster", "broker").orderBy("snapshot_at")  # one row per instant: no ties
+    between = (
+        instants.withColumn("gap_started_at", F.lag("snapshot_at").over(order))
+        .where(
+            F.col("gap_started_at").isNotNull()
+            & _in_interval(F.col("snapshot_at"), interval_start, interval_end)
+        )
+        .select("cluster", "broker", "gap_started_at", F.col("snapshot_at").alias("gap_ended_at"))
+    )
+    stopped = instants.groupBy("cluster", "broker").agg(F.max("snapshot_at").alias("gap_started_at"))
+    stopped = stopped.select(
+        "cluster", "broker", "gap_started_at", F.lit(None).cast("timestamp").alias("gap_ended_at")
+    )
+    gap_micros = F.unix_micros(F.coalesce(F.col("gap_ended_at"), F.lit(interval_end))) - F.unix_micros(
+        F.col("gap_started_at")
+    )
+    gaps = between.unionByName(stopped).withColumn("gap_micros", gap_micros)
+    message = snapshot_gap_message(
+        F.col("gap_started_at"), F.col("gap_ended_at"), F.col("gap_micros"), max_gap
+    )
+    return (
+        gaps.withColumn("message", message)
+        .where(F.col("message").isNotNull())
+        .select(
+            "cluster", "broker", "gap_started_at", "gap_ended_at",
+            F.floor(F.col("gap_micros") / 1_000_000).cast("long").alias("gap_seconds"), "message",
+        )
+    )  # fmt: skip
+
+
+def negative_lag_message(consumer_offset: Column, broker_offset: Column) -> Column:
+    """Message when the consumer offset is above the broker's max offset, else null."""
+    return F.when(
+        consumer_offset > broker_offset,
+        F.format_string(
+            "consumer offset %d is %d above the broker's max offset %d (negative lag): "
+            "the topic was recreated or the store wiped while the group kept its offset",
+            consumer_offset, consumer_offset - broker_offset, broker_offset,
+        ),
+    )  # fmt: skip
+
+
+def expired_message(consumer_offset: Column, broker_min_offset: Column) -> Column:
+    """Message when the consumer offset is below the broker's min offset, else null."""
+    return F.when(
+        consumer_offset < broker_min_offset,
+        F.format_string(
+            "consumer offset %d is below the broker's min offset %d: %d messages expired before being consumed",
+            consumer_offset, broker_min_offset, broker_min_offset - consumer_offset,
+        ),
+    )  # fmt: skip
+
+
+def find_negative_lag(consumer_lag: DataFrame) -> DataFrame:
+    """gold/consumer_lag rows whose consumer offset is above the broker's max offset."""
+    return (
+        consumer_lag.withColumn("message", negative_lag_message(F.col("consumer_offset"), F.col("broker_offset")))
+        .where(F.col("message").isNotNull())
+        .select(
+            *QUEUE_KEY, "observed_at", "consumer_offset", "broker_offset",
+            (F.col("consumer_offset") - F.col("broker_offset")).alias("excess_messages"), "message",
+        )
+    )  # fmt: skip
+
+
+def find_expired_before_consumed(consumer_lag: DataFrame) -> DataFrame:
+    """gold/consumer_lag rows whose consumer offset is below the broker's min offset."""
+    return (
+        consumer_lag.withColumn("message", expired_message(F.col("consumer_offset"), F.col("broker_min_offset")))
+        .where(F.col("message").isNotNull())
+        .select(
+            *QUEUE_KEY, "observed_at", "consumer_offset", "broker_min_offset",
+            (F.col("broker_min_offset") - F.col("consumer_offset")).alias("expired_messages"), "message",
+        )
+    )  # fmt: skip
+
+
+def find_abandoned_groups(
+    consumer_lag: DataFrame, *, interval_start: datetime, interval_end: datetime, stalled_after: timedelta
+) -> DataFrame:
+    """Topic@group keys whose consumer offsets have not moved for ``stalled_after`` while lag grew.
+
+    Needs gold/consumer_lag rows from the look-back up to ``interval_end``; rows without a
+    consumer offset are ignored. A queue "moves" when its offset differs from its previous
+    observation (its first observation counts as a move: nothing is known before it). The
+    group is stalled since its most recent move on any queue; it is reported when it was
+    observed in the interval, stalled at least ``stalled_after`` and its lag grew since each
+    queue's last move. With ``stalled_after`` 1 h, one queue of g on t:
+
+        observed_at  consumer_offset  lag_messages
+        08:00        40               0      <- last move
+        09:00        40               25
+        10:30        40               90     -> stalled since 08:00 for 9000 s, lag grew by 90
+    """
+    order = Window.partitionBy(*QUEUE_KEY).orderBy(
+        "observed_at"
+    )  # observed_at is unique per queue (table keys)
+    observed = consumer_lag.where(
+        F.col("consumer_offset").isNotNull()
+        & F.col("lag_messages").isNotNull()
+        & (F.col("observed_at") < F.lit(interval_end))
+    )
+    moves = observed.withColumn("previous_offset", F.lag("consumer_offset").over(order)).withColumn(
+        "moved_at",
+        F.when(
+            F.col("previous_offset").isNull() | (F.col("previous_offset") != F.col("consumer_offset")),
+            F.col("observed_at"),
+        ),
+    )
+    queues = moves.groupBy(*QUEUE_KEY).agg(
+        F.max("moved_at").alias("moved_at"),
+        F.max("observed_at").alias("last_observed_at"),
+        F.max_by("lag_messages", "observed_at").alias("lag_messages"),
+        F.max_by("lag_messages", "moved_at").alias("lag_at_move"),
+    )
+    groups = queues.groupBy("cluster", "topic", "consumer_group").agg(
+        F.max("moved_at").alias("stalled_since"),
+        F.max("last_observed_at").alias("last_observed_at"),
+        F.count(F.lit(1)).alias("queues"),
+        F.sum("lag_messages").alias("lag_messages"),
+        F.sum(F.col("lag_messages") - F.col("lag_at_move")).alias("lag_growth"),
+    )
+    stalled_seconds = (
+        (F.unix_micros(F.col("last_observed_at")) - F.unix_micros(F.col("stalled_since"))) / 1_000_000
+    ).cast("long")
+    return (
+        groups.withColumn("stalled_seconds", stalled_seconds)
+        .where(
+            _in_interval(F.col("last_observed_at"), interval_start, interval_end)
+            & (F.col("stalled_seconds") >= F.lit(int(stalled_after.total_seconds())))
+            & (F.col("lag_growth") > 0)
+        )
+        .withColumn(
+            "message",
+            F.format_string(
+                "offsets of %s on %s have not moved for %ds (since %s) while lag grew by %d to %d messages over %d queues",
+                "consumer_group", "topic", "stalled_seconds", _iso(F.col("stalled_since")), "lag_growth", "lag_messages", "queues",
+            ),
+        )
+        .select(
+            "cluster", "topic", "consumer_group", "stalled_since", "last_observed_at", "stalled_seconds",
+            "queues", "lag_messages", "lag_growth", "message",
+        )
+    )  # fmt: skip
+
+
+def find_snapshot_commit_mismatches(
+    snapshots: DataFrame,
+    commits: DataFrame,
+    *,
+    interval_start: datetime,
+    interval_end: datetime,
+    tolerance: timedelta,
+) -> DataFrame:
+    """Broker snapshots (``main``) in the interval that hold none of the offsets they could hold.
+
+    A snapshot at T may hold the last commit at or before T - ``tolerance``, or any commit
+    after it up to T (the broker persists every few seconds). Only queues with both
+    evidence are compared, and only when a commit at or before T - ``tolerance`` exists.
+    Needs bronze/offset_snapshots rows of the interval and silver/offset_commits_replayed
+    rows from the look-back on. Tolerance 10 s, one queue:
+
+        at        evidence  offset
+        10:00:00  commit    100
+        10:00:07  commit    110
+        10:00:10  snapshot  110   fine (the last commit)
+        10:00:15  snapshot  100   fine (10:00:05 still held 100)
+        10:00:30  snapshot  90    -> mismatch: expected 110 (the commit at 10:00:07)
+    """
+    in_interval = _in_interval(F.col("snapshot_at"), interval_start, interval_end)
+    shots = snapshots.where((F.col("snapshot_source") == "main") & in_interval).select(
+        *QUEUE_KEY, F.col("snapshot_at").alias("at"), F.col("offset").alias("snapshot_offset"),
+        F.lit(None).cast("long").alias("commit_offset"), F.lit(None).cast("long").alias("commit_seq"),
+    )  # fmt: skip
+    commit_order = Window.partitionBy(*QUEUE_KEY).orderBy("committed_at", "_file_hash", "line_no")
+    numbered = commits.where(F.col("committed_at") < F.lit(interval_end)).select(
+        *QUEUE_KEY, F.col("committed_at").alias("at"), F.lit(None).cast("long").alias("snapshot_offset"),
+        F.col("offset").alias("commit_offset"), F.row_number().over(commit_order).cast("long").alias("commit_seq"),
+    )  # fmt: skip
+    events = (
+        shots.unionByName(numbered)
+        .withColumn("t", F.unix_micros("at"))
+        .withColumn("committed_at", F.when(F.col("commit_seq").isNotNull(), F.col("at")))
+    )
+    timeline = Window.partitionBy(*QUEUE_KEY).orderBy("t")
+    upto_now = timeline.rangeBetween(Window.unboundedPreceding, 0)
+    before_tolerance = timeline.rangeBetween(Window.unboundedPreceding, -_micros(tolerance))
+    recent_offsets = (
+        F.collect_set("commit_offset").over(timeline.rangeBetween(-_micros(tolerance) + 1, 0))
+        if tolerance > timedelta(0)
+        else F.array().cast("array<bigint>")
+    )
+    judged = (
+        events.withColumn("last_commit_offset", F.max_by("commit_offset", "commit_seq").over(upto_now))
+        .withColumn("last_committed_at", F.max_by("committed_at", "commit_seq").over(upto_now))
+        .withColumn("held_offset", F.max_by("commit_offset", "commit_seq").over(before_tolerance))
+        .withColumn("recent_offsets", recent_offsets)
+        .where(F.col("snapshot_offset").isNotNull() & F.col("held_offset").isNotNull())
+        .where(
+            ~(
+                (F.col("snapshot_offset") == F.col("held_offset"))
+                | F.array_contains("recent_offsets", F.col("snapshot_offset"))
+            )
+        )
+    )
+    return judged.select(
+        *QUEUE_KEY,
+        F.col("at").alias("snapshot_at"),
+        "snapshot_offset",
+        "last_commit_offset",
+        "last_committed_at",
+        (F.col("snapshot_offset") - F.col("last_commit_offset")).alias("offset_difference"),
+        F.format_string(
+            "snapshot at %s holds offset %d but the last commit at or before it (at %s) is %d",
+            _iso(F.col("at")), "snapshot_offset", _iso(F.col("last_committed_at")), "last_commit_offset",
+        ).alias("message"),
+    )  # fmt: skip
+
+
+def regression_message(
+    regression_size: Column, stored_offset: Column, offset: Column, client_host: Column, above: int
+) -> Column:
+    """Message for a regression larger than ``above`` messages, else null."""
+    committed_by = F.coalesce(
+        F.concat(F.lit("client host "), client_host), F.lit("an unknown client (seen between snapshots)")
+    )
+    return F.when(
+        regression_size > F.lit(above),
+        F.format_string(
+            "offset moved back by %d messages (from %d to %d), committed by %s",
+            regression_size,
+            stored_offset,
+            offset,
+            committed_by,
+        ),
+    )
+
+
+def find_large_regressions(regressions: DataFrame, *, above: int) -> DataFrame:
+    """silver/offset_regressions rows larger than ``above`` messages (group, queue, size, client host)."""
+    message = regression_message(
+        F.col("regression_size"), F.col("stored_offset"), F.col("offset"), F.col("client_host"), above
+    )
+    return (
+        regressions.withColumn("message", message)
+        .where(F.col("message").isNotNull())
+        .select(
+            *QUEUE_KEY, "detected_at", "offset", "stored_offset", "regression_size", "client_host",
+            "evidence", "commit_path", "key_kind", "message",
+        )
+    )  # fmt: skip

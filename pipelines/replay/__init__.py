@@ -1,0 +1,86 @@
+"""Replay RocketMQ's two commit semantics over the evidence of one interval: :func:`replay`.
+
+Per queue (cluster, broker, topic, consumer_group, queue_id), events are ordered by
+``REPLAY_ORDER`` (pipelines.replay.events): time, then snapshots before commits at the same
+instant (a snapshot "at or before" a commit), then the landed file (path, then content hash)
+and line. Replay starts from the state a checkpoint holds at the interval's start, so two
+consecutive runs give exactly the rows one run over both intervals gives.
+
+- Broker semantics (overwrite-on-commit): ``stored_offset_before`` is the previous commit's
+  offset or, failing that, the latest snapshot at or before the commit.
+- Client semantics (increase-only): ``client_offset_after`` is the high-water mark: the
+  largest of the stored offset the client started from and every offset committed since.
+- A commit below ``stored_offset_before`` is a regression.
+
+Example, one queue, no checkpoint::
+
+    event       offset | stored_offset_before  client_offset_after  is_regression
+    snapshot    100    |
+    commit      120    | 100 (snapshot)        120                  false
+    commit      90     | 120 (commit)          120                  true
+    commit      130    | 90  (commit)          130                  false
+
+The modules: ``events`` (the events in one shape, their ids and order), ``kernel`` (both
+semantics over a partition, in Arrow), ``projections`` (the silver rows, declared once for
+Spark and Arrow), ``tables`` (the silver tables in Spark), ``explain`` (regressions and the
+resets logged near them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from pyspark.sql import DataFrame
+
+from pipelines.replay.events import EventIds, build_events, with_replayed_state
+from pipelines.replay.kernel import replay_batches
+from pipelines.replay.tables import next_checkpoint, regressions, replayed_commits, stored_offset_timeline
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    commits: DataFrame | None  # silver/offset_commits_replayed (None: the replay's workers wrote it)
+    timeline: DataFrame | None  # silver/stored_offset_timeline (None: the replay's workers wrote it)
+    regressions: DataFrame  # silver/offset_regressions
+    checkpoint: DataFrame  # silver/replay_checkpoints (without as_of)
+    state: DataFrame  # every replayed event with both semantics' state, queue and file as ids: the four derive from it
+    ids: EventIds  # the dictionaries of those ids, which the four read too
+
+    @property
+    def shared(self) -> tuple[DataFrame, ...]:
+        """What more than one of the four tables reads: worth computing once and caching (in
+        this order: a cached plan reads only what was cached before it)."""
+        return (self.ids.queues, self.ids.files, self.state)
+
+
+def replay(
+    commits: DataFrame,
+    snapshots: DataFrame,
+    seed: DataFrame,
+    broadcast_logged: bool = False,
+    landed_files: DataFrame | None = None,
+    kernel_for: Callable[[EventIds], Callable] | None = None,
+) -> ReplayResult:
+    """Replay one interval's bronze commits and snapshots, continuing from ``seed``
+    (``broadcast_logged``: see :func:`pipelines.replay.events.without_corroborating_logs`; ``landed_files``:
+    the landed files the events may come from, see :meth:`pipelines.replay.events.EventIds.of`).
+
+    ``kernel_for``, given the interval's ids, returns a kernel that writes the replayed
+    commits and the timeline itself and returns only the rows the regressions and the
+    checkpoint read (see jobs.io.replay_writer); the result then has no ``commits`` or ``timeline``.
+    """
+    ids = EventIds.of(commits, snapshots, landed_files)
+    events = ids.encode(build_events(commits, snapshots, broadcast_logged))
+    kernel = kernel_for(ids) if kernel_for is not None else replay_batches
+    state = with_replayed_state(events, ids.encode(seed, files=False, known_only=True), kernel)
+    # the state keeps its ids (narrower to cache); the tables get the text back
+    decoded = ids.decode(state)
+    return ReplayResult(
+        commits=replayed_commits(decoded) if kernel_for is None else None,
+        timeline=stored_offset_timeline(decoded) if kernel_for is None else None,
+        regressions=regressions(decoded),
+        checkpoint=next_checkpoint(state, seed, ids.queues),
+        state=state,
+        ids=ids,
+    )

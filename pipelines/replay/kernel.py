@@ -1,0 +1,253 @@
+"""Both commit semantics over one partition of ordered events, in Arrow and numpy.
+
+:func:`pipelines.replay.events.with_replayed_state` has Spark shuffle the events by queue and sort
+each partition in ``REPLAY_ORDER``; :func:`replay_partition` then walks a partition's rows
+once, as columns. Every rule of the replay is a running value within a queue (the last
+commit before an event, the largest commit so far, the regressions since the last snapshot),
+and each is one vectorised pass over the partition: the index of the last row with a value
+at or before each row (a running maximum of row numbers), cut at the queue's first row.
+
+A queue's rows are all in one partition, its checkpoint row (``event_rank`` SEED_RANK, the
+state it continues from) first: that row gives the queue's starting state and leaves.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipelines.replay.expressions import holds
+from pipelines.replay.projections import REGRESSION, REPLAYED_COMMITS, STORED_OFFSET_TIMELINE
+
+# the queue's and the landed file's ids (pipelines.replay.events.EventIds)
+QUEUE_ID, FILE_ID = "_queue", "_file"
+SEED_RANK = -1
+SEED_STATE = (
+    "last_commit_offset",
+    "client_offset_hwm",
+    "last_snapshot_offset",
+    "commit_regressions_since_snapshot",
+    "last_stored_offset",
+)
+# what the replay adds to every event, in this order (their types: STATE_TYPES)
+STATE_COLUMNS = (
+    "event_seq",
+    "previous_snapshot_offset",
+    "stored_offset",
+    "previous_stored_offset",
+    "stored_offset_before",
+    "stored_before_source",
+    "is_regression",
+    "client_offset_after",
+    "commit_regressions_between",
+    "commit_regressions_after",
+)
+STATE_TYPES = {c: pa.int64() for c in STATE_COLUMNS} | {
+    "event_seq": pa.int32(),
+    "stored_before_source": pa.string(),
+    "is_regression": pa.bool_(),
+}
+
+
+class _Long:
+    """A nullable int64 column as numpy values (0 where null) and a validity mask."""
+
+    __slots__ = ("valid", "values")
+
+    def __init__(self, values: np.ndarray, valid: np.ndarray):
+        self.values, self.valid = values, valid
+
+    @classmethod
+    def of(cls, column: pa.ChunkedArray | pa.Array) -> _Long:
+        column = column.cast(pa.int64())
+        return cls(
+            pc.fill_null(column, 0).to_numpy(zero_copy_only=False),
+            pc.is_valid(column).to_numpy(zero_copy_only=False),
+        )
+
+    def at(self, index: np.ndarray) -> _Long:
+        """The value at ``index`` of each row (null where ``index`` is -1)."""
+        found = index >= 0
+        safe = np.where(found, index, 0)
+        return _Long(np.where(found, self.values[safe], 0), found & self.valid[safe])
+
+    def or_else(self, other: _Long) -> _Long:
+        """Coalesce: this value where it is not null, else ``other``'s."""
+        return _Long(np.where(self.valid, self.values, other.values), self.valid | other.valid)
+
+    def greatest(self, other: _Long) -> _Long:
+        """The larger of the two, nulls skipped (SQL's ``greatest``)."""
+        take = other.valid & (~self.valid | (other.values > self.values))
+        return _Long(np.where(take, other.values, self.values), self.valid | other.valid)
+
+    def where(self, mask: np.ndarray) -> _Long:
+        return _Long(np.where(mask, self.values, 0), self.valid & mask)
+
+    def arrow(self) -> pa.Array:
+        return pa.array(self.values, pa.int64(), mask=~self.valid)
+
+
+def replay_partition(events: pa.Table) -> pa.Table:
+    """The replayed state of every event of ``events`` (see pipelines.replay.events's docstring).
+
+    ``events``: whole queues, each in REPLAY_ORDER, with its checkpoint row first if it has
+    one (SEED_STATE columns: null on the events). Returns the events without the checkpoint
+    rows and SEED_STATE, with STATE_COLUMNS added.
+    """
+    n = events.num_rows
+    row = np.arange(n)
+    queue = events.column(QUEUE_ID).to_numpy()
+    is_first = np.r_[True, queue[1:] != queue[:-1]] if n else np.zeros(0, bool)
+    starts = np.flatnonzero(is_first)
+    of_queue = np.cumsum(is_first) - 1  # each row's queue, numbered from 0 in the partition
+    first_row = starts[of_queue]
+
+    def last_before(mask: np.ndarray) -> np.ndarray:
+        """Index of the queue's last row before each row where ``mask`` holds; -1 if none."""
+        index = np.r_[-1, np.maximum.accumulate(np.where(mask, row, -1))[:-1]] if n else row
+        return np.where(index >= first_row, index, -1)
+
+    commit, snapshot = _Long.of(events.column("commit_offset")), _Long.of(events.column("snapshot_offset"))
+    is_commit, is_snapshot = commit.valid, snapshot.valid
+    # the checkpoint state each row continues from: its queue's first row's (null if none)
+    seed = {c: _Long.of(events.column(c)).at(first_row) for c in SEED_STATE}
+    stored = commit.or_else(snapshot)
+
+    previous_commit = commit.at(last_before(is_commit)).or_else(seed["last_commit_offset"])
+    previous_snapshot = snapshot.at(last_before(is_snapshot)).or_else(seed["last_snapshot_offset"])
+    previous_stored = stored.at(last_before(stored.valid)).or_else(seed["last_stored_offset"])
+    # broker semantics: the previous commit, else the latest snapshot
+    before = previous_commit.or_else(previous_snapshot).where(is_commit)
+    source = np.where(
+        is_commit & previous_commit.valid, 0, np.where(is_commit & previous_snapshot.valid, 1, 2)
+    )
+    is_regression = before.valid & (commit.values < before.values)
+
+    # client semantics: the largest of the checkpoint's mark, the stored offset the queue's
+    # first commit started from, and every commit so far
+    first_commit = np.minimum.reduceat(np.where(is_commit, row, n), starts)[of_queue] if n else row
+    started_from = before.at(np.where(first_commit <= row, first_commit, -1))
+    largest = _running_max(commit, starts)
+    client_after = largest.greatest(started_from).greatest(seed["client_offset_hwm"]).where(is_commit)
+
+    # commit regressions since the queue's previous snapshot (or carried by the checkpoint)
+    total = np.cumsum(is_regression, dtype=np.int64)
+    so_far = total - (total[first_row] - is_regression[first_row]) if n else total
+    at_snapshot = last_before(is_snapshot)
+    carried = np.where(
+        seed["commit_regressions_since_snapshot"].valid, seed["commit_regressions_since_snapshot"].values, 0
+    )
+    between = np.where(at_snapshot >= 0, so_far - so_far[np.maximum(at_snapshot, 0)], so_far + carried)
+
+    state = {
+        "event_seq": pa.array(row - first_row + 1, STATE_TYPES["event_seq"]),
+        "previous_snapshot_offset": previous_snapshot.arrow(),
+        "stored_offset": stored.arrow(),
+        "previous_stored_offset": previous_stored.arrow(),
+        "stored_offset_before": before.arrow(),
+        "stored_before_source": pa.array(
+            ["commit", "snapshot", None], STATE_TYPES["stored_before_source"]
+        ).take(pa.array(source)),
+        "is_regression": pa.array(is_regression & is_commit, STATE_TYPES["is_regression"]),
+        "client_offset_after": client_after.arrow(),
+        "commit_regressions_between": pa.array(between, pa.int64()),
+        "commit_regressions_after": pa.array(np.where(is_commit, between, 0), pa.int64()),
+    }
+    kept = [c for c in events.column_names if c not in SEED_STATE]
+    out = pa.table({**{c: events.column(c) for c in kept}, **state})
+    return out.filter(pc.not_equal(events.column("event_rank"), SEED_RANK))
+
+
+def _running_max(values: _Long, starts: np.ndarray) -> _Long:
+    """The largest value of each row's queue so far, the row's own included (nulls skipped):
+    one accumulation per queue (a partition holds hundreds of queues, not millions)."""
+    largest = np.where(values.valid, values.values, np.iinfo(np.int64).min)
+    seen = values.valid.copy()
+    bounds = np.r_[starts, len(largest)]
+    for lo, hi in itertools.pairwise(bounds):
+        np.maximum.accumulate(largest[lo:hi], out=largest[lo:hi])
+        np.logical_or.accumulate(seen[lo:hi], out=seen[lo:hi])
+    return _Long(np.where(seen, largest, 0), seen)
+
+
+def replayed(batches: Iterator[pa.RecordBatch]) -> pa.Table | None:
+    """A partition of ordered events (``mapInArrow``'s batches) replayed as one table; None if empty."""
+    batches = list(batches)
+    return replay_partition(pa.Table.from_batches(batches)) if batches else None
+
+
+def replay_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """``mapInArrow`` over a partition of ordered events: every event with its replayed state."""
+    state = replayed(batches)
+    if state is not None:
+        yield from state.to_batches()
+
+
+class Names:
+    """The text a partition's queue and file ids stand for (:class:`pipelines.replay.events.EventIds`'s
+    two dictionaries, as Arrow tables), to give the replayed rows their text back."""
+
+    def __init__(self, queues: pa.Table, files: pa.Table):
+        self.queues = queues.sort_by(QUEUE_ID)
+        self.files = files.sort_by(FILE_ID)
+
+    @staticmethod
+    def _lookup(dictionary: pa.Table, id_column: str, ids: pa.ChunkedArray) -> pa.Table:
+        """The rows of ``dictionary`` (without the id) whose id is each of ``ids``."""
+        known = dictionary.column(id_column).to_numpy()
+        wanted = pc.fill_null(ids, -1).to_numpy()
+        at = np.searchsorted(known, wanted)
+        if len(wanted) and (
+            np.any(at >= len(known)) or np.any(known[np.minimum(at, len(known) - 1)] != wanted)
+        ):
+            raise ValueError(f"no {id_column} in the dictionary for some replayed rows")
+        return dictionary.drop_columns([id_column]).take(at)
+
+    def attach(self, state: pa.Table) -> pa.Table:
+        """``state`` with the queue key's and the landed file's columns beside their ids."""
+        text = [
+            self._lookup(self.queues, QUEUE_ID, state.column(QUEUE_ID)),
+            self._lookup(self.files, FILE_ID, state.column(FILE_ID)),
+        ]
+        for table in text:
+            for name in table.column_names:
+                state = state.append_column(name, table.column(name))
+        return state
+
+
+def commit_rows(named: pa.Table) -> pa.Table:
+    """silver/offset_commits_replayed's rows of the replayed commits in ``named`` (state with
+    its text, :meth:`Names.attach`), by the projection Spark renders too."""
+    return REPLAYED_COMMITS.arrow(named)
+
+
+def timeline_rows(named: pa.Table) -> pa.Table:
+    """silver/stored_offset_timeline's rows of every event in ``named`` (state with its text,
+    :meth:`Names.attach`), by the projection Spark renders too."""
+    return STORED_OFFSET_TIMELINE.arrow(named)
+
+
+def checkpoint_and_regression_rows(state: pa.Table) -> pa.Table:
+    """The rows of ``state`` that the regressions and the next checkpoint read: every commit
+    regression, every snapshot below the one before it, and each queue's last event, last
+    commit and last snapshot (see pipelines.replay.tables.next_checkpoint: "last" is by
+    EVENT_SEQ, and the client's mark only grows, so it is at the last commit)."""
+    n = state.num_rows
+    if not n:
+        return state
+    queue = state.column(QUEUE_ID).to_numpy()
+    last_of_queue = np.r_[queue[1:] != queue[:-1], True]
+    keep = last_of_queue.copy()
+    ends = np.flatnonzero(last_of_queue)
+    starts = np.r_[0, ends[:-1] + 1]
+    for kind in ("commit_offset", "snapshot_offset"):
+        valid = pc.is_valid(state.column(kind)).to_numpy(zero_copy_only=False)
+        # each queue's last row of this kind: the last valid index before the next queue starts
+        found = np.maximum.accumulate(np.where(valid, np.arange(n), -1))[ends]
+        keep[found[found >= starts]] = True
+    keep |= holds(REGRESSION, state).to_numpy(zero_copy_only=False)
+    return state.filter(pa.array(keep))

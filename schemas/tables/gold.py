@@ -1,0 +1,73 @@
+"""Gold tables: the marts analysts read (lag and throughput)."""
+
+from __future__ import annotations
+
+from schemas.tables.spec import DATE, DOUBLE, INT, LONG, STRING, TIMESTAMP, TableSpec, fields
+
+CONSUMER_LAG = TableSpec(
+    layer="gold",
+    name="consumer_lag",
+    grain="one row per (broker offset observation, consumer group, queue)",
+    keys=("cluster", "broker", "topic", "consumer_group", "queue_id", "observed_at"),
+    event_time="observed_at",
+    partition_by=("observed_date",),
+    high_cardinality=("broker_offset", "consumer_offset", "consumer_offset_at", "reported_consumer_offset"),
+    schema=fields(
+        ("cluster", STRING, False),
+        ("broker", STRING, False),
+        ("topic", STRING, False),
+        ("consumer_group", STRING, False),
+        ("queue_id", INT, False),
+        ("observed_at", TIMESTAMP, False),
+        ("broker_offset", LONG, False),
+        ("broker_min_offset", LONG, True),
+        # replayed stored offset as of observed_at (null: no offset known yet)
+        ("consumer_offset", LONG, True),
+        ("consumer_offset_at", TIMESTAMP, True),
+        # what the admin tool itself reported, when the observation came from consumerProgress
+        ("reported_consumer_offset", LONG, True),
+        ("lag_messages", LONG, True),
+        ("observed_date", DATE, False),
+    ),
+)
+
+CONSUMER_LAG_BY_GROUP = TableSpec(
+    layer="gold",
+    name="consumer_lag_by_group",
+    grain="one row per (cluster, topic, consumer group, observation time)",
+    keys=("cluster", "topic", "consumer_group", "observed_at"),
+    event_time="observed_at",
+    partition_by=("observed_date",),
+    schema=fields(
+        ("cluster", STRING, False),
+        ("topic", STRING, False),
+        ("consumer_group", STRING, False),
+        ("observed_at", TIMESTAMP, False),
+        ("queues", LONG, False),
+        ("total_lag_messages", LONG, True),
+        ("worst_lag_messages", LONG, True),
+        ("worst_broker", STRING, True),
+        ("worst_queue_id", INT, True),
+        ("observed_date", DATE, False),
+    ),
+)
+
+CONSUME_THROUGHPUT = TableSpec(
+    layer="gold",
+    name="consume_throughput",
+    grain="one row per (cluster, topic, consumer group, tumbling window)",
+    keys=("cluster", "topic", "consumer_group", "window_start"),
+    event_time="window_start",
+    partition_by=("window_date",),
+    schema=fields(
+        ("cluster", STRING, False),
+        ("topic", STRING, False),
+        ("consumer_group", STRING, False),
+        ("window_start", TIMESTAMP, False),
+        ("window_end", TIMESTAMP, False),
+        ("messages_consumed", LONG, False),
+        ("messages_per_second", DOUBLE, False),
+        ("observations", LONG, False),
+        ("window_date", DATE, False),
+    ),
+)

@@ -1,0 +1,75 @@
+"""Operations tables: rejected input, and what each ingest and replay did."""
+
+from __future__ import annotations
+
+from schemas.tables.spec import LONG, STRING, TIMESTAMP, TableSpec, fields
+
+REJECTED_INPUTS = TableSpec(
+    layer="quarantine",
+    name="rejected_inputs",
+    grain="one row per rejected file or line",
+    keys=("_file_hash", "line_no"),
+    event_time=None,
+    high_cardinality=("line_no", "raw"),
+    schema=fields(
+        ("source_file", STRING, False),
+        ("line_no", LONG, True),
+        ("reason", STRING, False),
+        ("raw", STRING, True),
+        ("rejected_at", TIMESTAMP, False),
+        ("cluster", STRING, True),
+        ("source_kind", STRING, False),
+        ("_file_hash", STRING, False),
+        ("_ingest_run_id", STRING, False),
+    ),
+)
+
+INGEST_RUNS = TableSpec(
+    layer="ops",
+    name="ingest_runs",
+    grain="one row per (ingest batch, landed file identity) with its record accounting",
+    keys=("batch_id", "identity"),
+    schema=fields(
+        ("run_id", STRING, False),
+        # files ingested together; a batch is recorded as pending before its rows are written
+        ("batch_id", STRING, False),
+        ("source_file", STRING, False),
+        ("source_kind", STRING, False),
+        ("cluster", STRING, True),
+        ("broker", STRING, True),
+        ("event_at", TIMESTAMP, True),
+        # identity under which the file counts as ingested (content hash, plus broker and time for snapshots)
+        ("identity", STRING, False),
+        ("_file_hash", STRING, False),
+        ("file_size", LONG, False),
+        ("file_mtime_ns", LONG, False),
+        # pending | ingested | duplicate | skipped
+        ("status", STRING, False),
+        ("status_reason", STRING, True),
+        ("records_read", LONG, False),
+        ("records_landed", LONG, False),
+        ("records_quarantined", LONG, False),
+        # range of the event times the file's landed records carry
+        ("event_min_at", TIMESTAMP, True),
+        ("event_max_at", TIMESTAMP, True),
+        ("ingested_at", TIMESTAMP, False),
+    ),
+)
+
+REPLAY_RUNS = TableSpec(
+    layer="ops",
+    name="replay_runs",
+    grain="one row per replay of an interval",
+    keys=("run_id",),
+    schema=fields(
+        ("run_id", STRING, False),
+        ("requested_from", TIMESTAMP, True),
+        ("requested_to", TIMESTAMP, True),
+        # the interval actually replayed: widened back to a checkpoint when late data arrived
+        ("replayed_from", TIMESTAMP, False),
+        ("replayed_to", TIMESTAMP, False),
+        ("commits_replayed", LONG, False),
+        ("regressions_found", LONG, False),
+        ("finished_at", TIMESTAMP, False),
+    ),
+)

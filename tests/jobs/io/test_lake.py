@@ -1,0 +1,287 @@
+"""The table I/O module on real Spark and real Delta tables in temp directories.
+
+Every engine available in this session is exercised: delta-rs always, native Spark Delta
+when Delta's Spark extension is on the classpath (see tests/conftest.py).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, date, datetime
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from deltalake import DeltaTable
+from pyspark.sql.types import (
+    DateType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+)
+
+from jobs.io.lake import Lake, LakeError
+from schemas.tables import TableSpec
+
+SPEC = TableSpec(
+    layer="test",
+    name="events",
+    grain="one row per event",
+    keys=("event_id",),
+    event_time="event_at",
+    partition_by=("event_date",),
+    schema=StructType(
+        [
+            StructField("event_id", StringType(), False),
+            StructField("event_at", TimestampType(), False),
+            StructField("queue_id", IntegerType(), True),
+            StructField("offset", LongType(), True),
+            StructField("event_date", DateType(), False),
+        ]
+    ),
+)
+
+
+def ts(day: int, hour: int, minute: int = 0) -> datetime:
+    return datetime(2026, 11, day, hour, minute, tzinfo=UTC)
+
+
+def row(event_id: str, at: datetime, offset: int | None, queue_id: int | None = 0):
+    return (event_id, at, queue_id, offset, at.date())
+
+
+def frame(spark, rows):
+    return spark.createDataFrame(rows, SPEC.schema)
+
+
+def as_set(df):
+    return {
+        (r.event_id, r.event_at.replace(tzinfo=UTC), r.queue_id, r.offset, r.event_date) for r in df.collect()
+    }
+
+
+def as_utc(rows):
+    return {(e, a, q, o, d) for e, a, q, o, d in rows}
+
+
+@pytest.fixture(params=["delta-rs", "spark"])
+def lake(request, spark, tmp_path):
+    from jobs.runtime.session import native_delta_available
+
+    if request.param == "spark" and not native_delta_available(spark):
+        pytest.skip("Delta's Spark extension is not on the classpath (no delta-spark jars here)")
+    return Lake(spark, tmp_path / "lake", engine=request.param)
+
+
+def test_read_of_missing_table_is_empty_with_schema(lake):
+    df = lake.read(SPEC)
+    assert df.schema.names == SPEC.columns
+    assert df.collect() == []
+    assert not lake.exists(SPEC)
+
+
+def test_append_then_read_gives_rows_readable_by_deltalake(spark, lake):
+    rows = [row("a", ts(21, 10), 5), row("b", ts(22, 1), None, None)]
+    lake.append(SPEC, frame(spark, rows))
+    assert as_set(lake.read(SPEC)) == as_utc(rows)
+
+    table = DeltaTable(lake.path(SPEC))
+    arrow = table.to_pyarrow_table().sort_by("event_id").to_pylist()
+    assert [(r["event_id"], r["offset"], r["event_date"]) for r in arrow] == [
+        ("a", 5, date(2026, 11, 21)),
+        ("b", None, date(2026, 11, 22)),
+    ]
+    assert table.metadata().partition_columns == ["event_date"]
+
+
+def test_read_range_selects_half_open_interval(spark, lake):
+    rows = [row("a", ts(21, 9), 1), row("b", ts(21, 10), 2), row("c", ts(21, 11), 3)]
+    lake.append(SPEC, frame(spark, rows))
+    got = lake.read(SPEC, start=ts(21, 10), end=ts(21, 11))
+    assert as_set(got) == as_utc([rows[1]])
+
+
+def test_replace_range_replaces_only_rows_inside_it(spark, lake):
+    day1 = [
+        row("a", ts(21, 9), 1),
+        row("b", ts(21, 10), 2),
+        row("c", ts(21, 10, 30), 3),
+        row("d", ts(21, 11), 4),
+    ]
+    lake.append(SPEC, frame(spark, day1))  # one file straddling the range's edges
+    replacement = [row("b2", ts(21, 10, 5), 20)]
+    lake.replace_range(SPEC, frame(spark, replacement), ts(21, 10), ts(21, 11))
+    assert as_set(lake.read(SPEC)) == as_utc([day1[0], replacement[0], day1[3]])
+
+    # re-running the same replacement leaves the table unchanged
+    lake.replace_range(SPEC, frame(spark, replacement), ts(21, 10), ts(21, 11))
+    assert as_set(lake.read(SPEC)) == as_utc([day1[0], replacement[0], day1[3]])
+
+
+def test_replace_range_on_new_table_creates_it(spark, lake):
+    rows = [row("a", ts(21, 10), 1)]
+    lake.replace_range(SPEC, frame(spark, rows), ts(21, 0), ts(22, 0))
+    assert as_set(lake.read(SPEC)) == as_utc(rows)
+
+
+def test_overwrite_replaces_everything(spark, lake):
+    lake.append(SPEC, frame(spark, [row("a", ts(21, 10), 1)]))
+    lake.overwrite(SPEC, frame(spark, [row("z", ts(23, 10), 9)]))
+    assert as_set(lake.read(SPEC)) == as_utc([row("z", ts(23, 10), 9)])
+
+
+def test_merge_updates_matches_and_inserts_the_rest(spark, lake):
+    lake.merge(SPEC, frame(spark, [row("a", ts(21, 10), 1), row("b", ts(21, 11), 2)]))
+    lake.merge(SPEC, frame(spark, [row("b", ts(21, 11), 22), row("c", ts(21, 12), 3)]))
+    assert as_set(lake.read(SPEC)) == as_utc(
+        [row("a", ts(21, 10), 1), row("b", ts(21, 11), 22), row("c", ts(21, 12), 3)]
+    )
+
+
+def test_write_rejects_frame_missing_contract_columns(spark, lake):
+    df = frame(spark, [row("a", ts(21, 10), 1)]).drop("offset")
+    with pytest.raises(LakeError, match=r"columns \['offset'\] are missing"):
+        lake.append(SPEC, df)
+
+
+def test_delta_rs_files_carry_statistics_for_skipping(spark, tmp_path):
+    lake = Lake(spark, tmp_path / "lake", engine="delta-rs")
+    lake.append(SPEC, frame(spark, [row("a", ts(21, 10), 7), row("b", ts(21, 12), 9)]).coalesce(1))
+    actions = pa.table(DeltaTable(lake.path(SPEC)).get_add_actions(flatten=True)).to_pylist()
+    assert len(actions) == 1
+    assert actions[0]["num_records"] == 2
+    assert actions[0]["partition.event_date"] == date(2026, 11, 21)
+    assert actions[0]["min.offset"] == 7 and actions[0]["max.offset"] == 9
+    log = sorted((tmp_path / "lake" / "test" / "events" / "_delta_log").glob("*.json"))
+    add = next(json.loads(line)["add"] for line in log[-1].read_text().splitlines() if "add" in line)
+    assert json.loads(add["stats"])["minValues"]["event_at"] == "2026-11-21T10:00:00.000Z"
+
+
+def test_delta_rs_writes_high_cardinality_columns_without_a_dictionary(spark, tmp_path):
+    from dataclasses import replace
+
+    spec = replace(SPEC, high_cardinality=("offset", "event_at"))
+    lake = Lake(spark, tmp_path / "lake", engine="delta-rs")
+    rows = [row(f"e{i % 3}", ts(21, 10, i % 60), 1000 + i) for i in range(200)]
+    lake.append(spec, frame(spark, rows).coalesce(1))
+    (file,) = (tmp_path / "lake" / "test" / "events").rglob("*.parquet")
+    group = pq.ParquetFile(file).metadata.row_group(0)
+    dictionary = {
+        group.column(c).path_in_schema: group.column(c).has_dictionary_page for c in range(group.num_columns)
+    }
+    assert dictionary == {"event_id": True, "event_at": False, "queue_id": True, "offset": False}
+    assert as_set(lake.read(spec)) == as_utc(rows)
+
+
+def test_spark_engine_without_extension_is_a_clear_error(spark, tmp_path):
+    from jobs.runtime.session import native_delta_available
+
+    if native_delta_available(spark):
+        pytest.skip("the extension is present in this session")
+    with pytest.raises(LakeError, match="needs Delta's Spark extension"):
+        Lake(spark, tmp_path / "lake", engine="spark")
+
+
+def test_append_once_as_skips_a_repeated_transaction(spark, lake):
+    rows = [row("a", ts(21, 10), 1)]
+    assert lake.append(SPEC, frame(spark, rows), once_as="ingest-batch-1") is True
+    assert lake.append(SPEC, frame(spark, rows), once_as="ingest-batch-1") is False
+    assert lake.append(SPEC, frame(spark, [row("b", ts(21, 11), 2)]), once_as="ingest-batch-2") is True
+    assert as_set(lake.read(SPEC)) == as_utc([rows[0], row("b", ts(21, 11), 2)])
+
+
+def test_row_count_matches_rows_after_replace(spark, lake):
+    lake.append(
+        SPEC, frame(spark, [row("a", ts(21, 9), 1), row("b", ts(21, 10), 2), row("c", ts(21, 11), 3)])
+    )
+    lake.replace_range(
+        SPEC, frame(spark, [row("d", ts(21, 10, 5), 4), row("e", ts(21, 10, 6), 5)]), ts(21, 10), ts(21, 11)
+    )
+    assert lake.row_count(SPEC) == 4
+
+
+def test_one_task_meeting_more_dates_than_open_writers_lands_every_row_under_its_date(spark, lake):
+    # a partitioned write keeps up to CONCURRENT_WRITERS files open per task, unsorted, and
+    # sorts what is left once a task meets more dates than that: one task meets more here (the
+    # test checks where the rows land, not which of Spark's two paths wrote them)
+    from jobs.runtime.session import CONCURRENT_WRITERS
+
+    days = range(1, CONCURRENT_WRITERS + 5)
+    rows = [row(f"e{i}", ts(days[i % len(days)], i % 24), i) for i in range(10 * len(days))]
+    lake.append(SPEC, frame(spark, rows).coalesce(1))
+    assert as_set(lake.read(SPEC)) == as_utc(rows)
+    per_date = lake.read(SPEC).groupBy("event_date").count().collect()
+    assert {r.event_date: r["count"] for r in per_date} == {date(2026, 11, d): 10 for d in days}
+
+
+def one_file(spark, rows):
+    return frame(spark, rows).coalesce(1)
+
+
+def test_row_count_of_a_range_counts_the_rows_the_range_reads(spark, lake):
+    # files wholly inside the range are counted from the Delta log, the others are scanned:
+    # one file per append, one of them with a row less than a millisecond past the range's end
+    lake.append(SPEC, one_file(spark, [row("a", ts(21, 9), 1), row("b", ts(21, 10), 2)]))
+    lake.append(SPEC, one_file(spark, [row("c", ts(21, 10, 30), 3), row("d", ts(21, 10, 40), 4)]))
+    lake.append(
+        SPEC, one_file(spark, [row("e", ts(21, 11), 5), row("f", ts(21, 11).replace(microsecond=400), 6)])
+    )
+    lake.append(SPEC, one_file(spark, [row("g", ts(22, 1), 7)]))
+    end = ts(21, 11).replace(microsecond=300)
+    for start, stop in [
+        (ts(21, 10), end),
+        (ts(21, 10, 30), ts(21, 10, 41)),
+        (None, end),
+        (ts(21, 11), None),
+        (ts(23, 0), None),
+    ]:
+        assert lake.row_count(SPEC, start=start, end=stop) == lake.read(SPEC, start=start, end=stop).count()
+    assert lake.row_count(SPEC, start=ts(21, 10), end=end) == 4
+
+
+def test_row_count_of_a_range_needs_an_event_time(spark, lake):
+    spec = TableSpec(
+        layer="test", name="no_time", grain="one row per event", keys=("event_id",), schema=SPEC.schema
+    )
+    lake.overwrite(spec, frame(spark, [row("a", ts(21, 9), 1)]))
+    with pytest.raises(LakeError, match="no event time"):
+        lake.row_count(spec, start=ts(21, 9))
+
+
+def test_a_file_is_within_a_range_only_when_its_statistics_prove_it():
+    from jobs.io.engines.delta_rs import DeltaRsEngine
+
+    at = lambda micros: ts(21, 10).replace(microsecond=micros)  # noqa: E731
+    file = {"min": at(0), "max": at(1000), "null_times": 0}  # statistics in milliseconds
+    assert DeltaRsEngine._within(file, at(0), at(2000))
+    assert not DeltaRsEngine._within(file, at(0), at(1500))  # a floored maximum may hide a row at 1.9 ms
+    assert not DeltaRsEngine._within(file, at(1), None)
+    assert not DeltaRsEngine._within({**file, "null_times": 1}, at(0), at(2000))  # a row without a time
+    assert not DeltaRsEngine._within({**file, "null_times": None}, at(0), at(2000))  # no null count
+    assert not DeltaRsEngine._within({"min": None, "max": None, "null_times": 0}, at(0), None)
+    assert DeltaRsEngine._within({"min": None, "max": None, "null_times": None}, None, None)
+
+
+def test_a_range_the_statistics_settle_is_counted_without_reading_a_file(spark, lake, monkeypatch):
+    if lake.engine_name != "delta-rs":
+        pytest.skip("the embedded engine's counting from statistics")
+    lake.append(SPEC, one_file(spark, [row("a", ts(21, 9), 1), row("b", ts(21, 10), 2)]))
+    lake.append(SPEC, one_file(spark, [row("c", ts(21, 10, 30), 3), row("d", ts(21, 10, 40), 4)]))
+    read, original = [], lake._engine._read_files
+
+    def recording(path, spec, files):  # the engine's only way to Spark when it counts
+        read.append(len(files))
+        return original(path, spec, files)
+
+    monkeypatch.setattr(lake._engine, "_read_files", recording)
+    assert (
+        lake.row_count(SPEC, start=ts(21, 10, 30), end=ts(21, 10, 41)) == 2
+    )  # the second file, wholly inside
+    assert read == []
+    assert (
+        lake.row_count(SPEC, start=ts(21, 9, 30), end=ts(21, 10, 41)) == 3
+    )  # the first file straddles the start
+    assert read == [1]

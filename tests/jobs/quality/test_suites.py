@@ -1,0 +1,141 @@
+"""The table suites run with Great Expectations: they pass on good rows and name what fails on bad ones."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+
+import pytest
+from pyspark.sql.types import StructField, StructType
+
+from jobs.quality.checks import CHECK_NAMES
+from schemas import tables as t
+from schemas.quality import SUITES, Param, QualitySettings
+
+START = datetime(2026, 11, 21, 10, tzinfo=UTC)
+END = datetime(2026, 11, 21, 11, tzinfo=UTC)
+PARAMS = {
+    Param.INTERVAL_START: START,
+    Param.INTERVAL_END: END,
+    Param.FIRST_DATE: date(2026, 11, 21),
+    Param.LAST_DATE: date(2026, 11, 21),
+    Param.MAX_QUEUE_ID: QualitySettings().max_queue_id,
+}
+SUITE = {s.table_name: s for s in SUITES}
+
+
+def at(minute: int, hour: int = 10) -> datetime:
+    return datetime(2026, 11, 21, hour, minute, tzinfo=UTC)
+
+
+def test_every_bronze_silver_and_gold_table_has_a_suite_on_its_keys():
+    for spec in (*t.BRONZE_TABLES, *t.SILVER_TABLES, *t.GOLD_TABLES):
+        suite = SUITE[f"{spec.layer}.{spec.name}"]
+        by_name = {e.name: e for e in suite.expectations}
+        assert by_name["keys_not_null"].columns == spec.keys
+        assert by_name["keys_unique"].columns == spec.keys
+        assert all(c in spec.columns for e in suite.expectations for c in e.columns), spec.name
+    assert len(CHECK_NAMES) == sum(len(s.expectations) for s in SUITES) + 6
+    assert "gold.consumer_lag.event_time_in_interval" in CHECK_NAMES
+
+
+def frame(spark, spec, rows: list[dict], defaults: dict):
+    """Rows of ``spec`` (every column nullable, so broken rows can be built)."""
+    schema = StructType([StructField(f.name, f.dataType, True) for f in spec.schema.fields])
+    return spark.createDataFrame(
+        [tuple({**defaults, **r}.get(c) for c in spec.columns) for r in rows], schema
+    )
+
+
+SNAPSHOT = {
+    "cluster": "c1", "broker": "broker-a", "snapshot_at": at(5), "topic": "orders", "consumer_group": "billing",
+    "key_kind": "normal", "queue_id": 0, "offset": 10, "snapshot_source": "main", "source_file": "f", "line_no": None,
+    "_file_hash": "h", "_ingest_run_id": "r", "snapshot_date": date(2026, 11, 21),
+}  # fmt: skip
+LAG = {
+    "cluster": "c1", "broker": "broker-a", "topic": "orders", "consumer_group": "billing", "queue_id": 0,
+    "observed_at": at(5), "broker_offset": 100, "broker_min_offset": 0, "consumer_offset": 90,
+    "consumer_offset_at": at(4), "reported_consumer_offset": None, "lag_messages": 10, "observed_date": date(2026, 11, 21),
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def runner():
+    from jobs.quality.gx_adapter import SuiteRunner
+
+    return SuiteRunner(sample_size=5)
+
+
+def outcomes(runner, df, table_name):
+    return {
+        o.check_name.removeprefix(table_name + "."): o for o in runner.validate(df, SUITE[table_name], PARAMS)
+    }
+
+
+def test_snapshot_suite_passes_on_good_rows(spark, runner):
+    rows = [
+        {},
+        {"queue_id": 1, "offset": 0},
+        {"snapshot_source": "bak", "key_kind": "retry", "topic": "%RETRY%billing"},
+    ]
+    found = outcomes(runner, frame(spark, t.OFFSET_SNAPSHOTS, rows, SNAPSHOT), "bronze.offset_snapshots")
+    assert {name: (o.is_success, o.failing_rows, o.message) for name, o in found.items()} == dict.fromkeys(("keys_not_null", "keys_unique", "queue_ids_in_range", "offsets_in_range", "partition_in_interval", "snapshot_source_known", "key_kind_known"), (True, 0, "passed"))  # fmt: skip
+
+
+def test_snapshot_suite_names_every_failure(spark, runner):
+    rows = [
+        {},
+        {},  # the same key twice
+        {"queue_id": 70000, "offset": -1},
+        {"queue_id": 2, "cluster": None, "snapshot_source": "tmp"},
+        {"queue_id": 3, "snapshot_date": date(2026, 11, 22)},
+    ]
+    found = outcomes(runner, frame(spark, t.OFFSET_SNAPSHOTS, rows, SNAPSHOT), "bronze.offset_snapshots")
+    failed = {name: (o.failing_rows, o.message) for name, o in found.items() if not o.is_success}
+    assert failed == {
+        "keys_not_null": (1, "cluster: 1 of 5 rows fail"),
+        "keys_unique": (
+            2,
+            "(cluster, broker, snapshot_at, snapshot_source, topic, consumer_group, queue_id): 2 of 5 rows fail",
+        ),
+        "queue_ids_in_range": (1, "queue_id: 1 of 5 rows fail"),
+        "offsets_in_range": (1, "offset: 1 of 5 rows fail"),
+        "partition_in_interval": (1, "snapshot_date: 1 of 5 rows fail"),
+        "snapshot_source_known": (1, "snapshot_source: 1 of 5 rows fail"),
+    }
+    assert found["queue_ids_in_range"].sample == ({"column": "queue_id", "value": 70000},)
+    assert found["snapshot_source_known"].sample == ({"column": "snapshot_source", "value": "tmp"},)
+    assert found["partition_in_interval"].sample == ({"column": "snapshot_date", "value": "2026-11-22"},)
+
+
+def test_gold_lag_suite_checks_the_interval_and_offset_times(spark, runner):
+    good = outcomes(
+        runner,
+        frame(spark, t.CONSUMER_LAG, [{}, {"queue_id": 1, "observed_at": at(59, 10)}], LAG),
+        "gold.consumer_lag",
+    )
+    assert all(o.is_success for o in good.values()), {
+        n: o.message for n, o in good.items() if not o.is_success
+    }
+
+    rows = [
+        {},
+        {"queue_id": 1, "observed_at": END},  # the interval's end is excluded
+        {"queue_id": 2, "observed_at": at(59, 9), "consumer_offset_at": at(58, 9)},
+        {"queue_id": 3, "consumer_offset_at": at(6)},  # offset taken after the observation
+        {
+            "queue_id": 4,
+            "consumer_offset_at": None,
+            "consumer_offset": None,
+            "lag_messages": None,
+        },  # nothing known: fine
+    ]
+    found = outcomes(runner, frame(spark, t.CONSUMER_LAG, rows, LAG), "gold.consumer_lag")
+    failed = {name: (o.failing_rows, o.message) for name, o in found.items() if not o.is_success}
+    assert failed == {
+        "event_time_in_interval": (2, "observed_at: 2 of 5 rows fail"),
+        "consumer_offset_not_after_observation": (1, "observed_at vs consumer_offset_at: 1 of 5 rows fail"),
+    }
+    assert sorted(v["value"] for v in found["event_time_in_interval"].sample) == [
+        "2026-11-21T09:59:00",
+        "2026-11-21T11:00:00",
+    ]

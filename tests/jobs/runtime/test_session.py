@@ -1,0 +1,124 @@
+"""The session build_session starts: the JVM options it gives the driver it launches, how its
+shuffles are partitioned, how it lists explicit paths, and how it caches and writes."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+from pyspark.sql import Window
+from pyspark.sql import functions as F
+
+from jobs.runtime.session import GC_OPTIONS, JIT_OPTIONS
+from schemas.config import SparkSettings
+
+
+def test_the_driver_jvm_compiles_generated_methods_of_any_size_and_collects_for_throughput(spark):
+    # the test session is a local master started by build_session (tests/conftest.py)
+    runtime = spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()  # type: ignore[union-attr]
+    arguments = list(runtime.getInputArguments())
+    assert JIT_OPTIONS in arguments
+    assert GC_OPTIONS in arguments
+    collectors = spark.sparkContext._jvm.java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()  # type: ignore[union-attr]
+    assert {c.getName() for c in collectors} == {"PS Scavenge", "PS MarkSweep"}
+    assert any(a.startswith("-Dderby.system.home=") for a in arguments)
+
+
+def test_a_small_cached_shuffle_is_coalesced_to_one_partition(spark):
+    # the replay caches its windowed state: Spark keeps every shuffle partition of a cached
+    # plan unless spark.sql.optimizer.canChangeCachedPlanOutputPartitioning lets it merge them
+    previous = spark.conf.get("spark.sql.shuffle.partitions")
+    spark.conf.set("spark.sql.shuffle.partitions", "64")
+    try:
+        rows = spark.range(1000).withColumn("queue", F.col("id") % 10)
+        ranked = rows.withColumn(
+            "n", F.row_number().over(Window.partitionBy("queue").orderBy("id"))
+        ).persist()
+        try:
+            assert ranked.count() == 1000
+            assert ranked.rdd.getNumPartitions() == 1
+        finally:
+            ranked.unpersist()
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", previous)
+
+
+def test_a_partition_size_spark_cannot_read_is_refused_when_settings_load():
+    assert SparkSettings(partition_bytes="16MB").partition_bytes == "16MB"
+    with pytest.raises(ValidationError, match="partition_bytes"):
+        SparkSettings(partition_bytes="8 MB")
+
+
+def _cached_bytes(frame) -> int:
+    cached = frame.persist()
+    try:
+        cached.count()
+        return sum(info.memSize() for info in frame.sparkSession.sparkContext._jsc.sc().getRDDStorageInfo())
+    finally:
+        cached.unpersist(blocking=True)
+
+
+def test_the_session_caches_columns_as_they_are(spark):
+    # compressing a cache gathers dictionary statistics on every integer and text value for
+    # caches that live one stage: build_session turns it off, and a cache takes its full size
+    rows = spark.range(200_000).select(F.lit(7).alias("constant"), (F.col("id") % 3).alias("few"))
+    as_built = _cached_bytes(rows)
+    spark.conf.set("spark.sql.inMemoryColumnarStorage.compressed", "true")
+    try:
+        compressed = _cached_bytes(rows)
+    finally:
+        spark.conf.set("spark.sql.inMemoryColumnarStorage.compressed", "false")
+    assert as_built > 5 * compressed
+
+
+def _last_plan(spark) -> str:
+    executions = spark._jsparkSession.sharedState().statusStore().executionsList()  # type: ignore[union-attr]
+    return executions.apply(executions.size() - 1).physicalPlanDescription()
+
+
+def test_partitioned_writes_go_through_open_files_instead_of_a_planned_sort(spark, tmp_path):
+    # a planned write puts a WriteFiles step (ordered by the partition columns) before the
+    # writers; build_session has each task write through its open files instead
+    days = (
+        spark.range(30)
+        .withColumn("day", F.expr("date_add(date'2026-11-21', cast(id % 3 as int))"))
+        .coalesce(1)
+    )
+    days.write.partitionBy("day").parquet(str(tmp_path / "as-built"))
+    as_built = _last_plan(spark)
+    spark.conf.set("spark.sql.optimizer.plannedWrite.enabled", "true")
+    try:
+        days.write.partitionBy("day").parquet(str(tmp_path / "planned"))
+        planned = _last_plan(spark)
+    finally:
+        spark.conf.set("spark.sql.optimizer.plannedWrite.enabled", "false")
+    assert "WriteFiles" in planned and "WriteFiles" not in as_built
+    assert sorted(p.name for p in (tmp_path / "as-built").glob("day=*")) == [
+        f"day=2026-11-{d}" for d in (21, 22, 23)
+    ]
+
+
+def test_a_local_session_lists_many_explicit_paths_without_a_spark_job(spark, tmp_path):
+    # beyond 32 paths Spark lists them in a job, a task per path: on a local master those
+    # tasks run on the driver's own cores, so build_session has the driver list them itself
+    paths = []
+    for n in range(40):
+        path = tmp_path / f"doc-{n}.json"
+        path.write_text(f'{{"n": {n}}}')
+        paths.append(str(path))
+    spark.sparkContext.setJobGroup("listing-test", "reading 40 explicit paths")
+    try:
+        frame = spark.read.schema("n long").json(paths)
+        assert list(spark.sparkContext.statusTracker().getJobIdsForGroup("listing-test")) == []
+    finally:
+        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+    assert sorted(r.n for r in frame.collect()) == list(range(40))
+
+
+def test_the_driver_jvm_maps_the_class_archive_when_one_was_built(spark):
+    # `make test` builds it first (jobs/tools/class_archive_training.py); without one the JVM starts as before
+    from jobs.runtime import class_archive
+
+    runtime = spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()  # type: ignore[union-attr]
+    mapped = [a for a in runtime.getInputArguments() if a.startswith("-XX:SharedArchiveFile=")]
+    path = class_archive.built_archive()
+    assert mapped == ([f"-XX:SharedArchiveFile={path}"] if path is not None else [])

@@ -1,0 +1,202 @@
+"""Every stage end to end on simulator data: findings, split-run invariance, idempotent re-runs, crash recovery;
+and bad lines through the ingest stage into quarantine."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from pyspark.sql import functions as F
+
+from jobs.io.lake import Lake
+from jobs.io.worker_files import FILE_METADATA_KEY
+from jobs.stages.runner import run_stages
+from jobs.tools.simulator import simulate
+from schemas.config import ReplaySettings, Settings
+from schemas.tables import (
+    BRONZE_TABLES,
+    GOLD_TABLES,
+    INGEST_RUNS,
+    OFFSET_COMMITS,
+    OFFSET_REGRESSIONS,
+    REJECTED_INPUTS,
+    REPLAY_CHECKPOINTS,
+    SILVER_TABLES,
+    TableSpec,
+)
+from tests.frames import assert_frames_equal
+from tests.jobs.tools.simulator_helpers import small_cluster
+
+START = datetime(2026, 11, 21, tzinfo=UTC)
+END = START + timedelta(hours=2)
+SPLIT = START + timedelta(hours=1, minutes=7, seconds=30)  # not on a throughput window boundary
+STAGES = ("ingest", "replay", "marts", "publish")
+# whole runs of every stage over two hours of a simulated cluster
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def landing(tmp_path_factory):
+    spec = small_cluster(START, END - START, progress_interval=timedelta(minutes=10))
+    root = tmp_path_factory.mktemp("landing")
+    manifest = simulate(spec, root)
+    return root, manifest
+
+
+def run(spark, lake_root, landing_root, start=None, end=None, run_id="r", stages=STAGES, settings=None):
+    return run_stages(settings or Settings(), lake_root, landing_root, start, end, run_id, stages)
+
+
+# what differs between two runs that landed the same rows: the run that did it, and when
+RUN_COLUMNS = ("_ingest_run_id", "rejected_at")
+
+
+def assert_same_table(actual: Lake, expected: Lake, spec: TableSpec, ignore=RUN_COLUMNS) -> None:
+    assert_frames_equal(
+        actual.read(spec), expected.read(spec), ignore=tuple(c for c in ignore if c in spec.columns)
+    )
+
+
+@pytest.fixture(scope="module")
+def one_run(spark, landing, tmp_path_factory):
+    root = tmp_path_factory.mktemp("one")
+    run(spark, root, landing[0], START, END, run_id="whole")
+    return Lake(spark, root)
+
+
+def test_every_injected_incident_is_found_and_nothing_else(one_run, landing):
+    _, manifest = landing
+    regressions = one_run.read(OFFSET_REGRESSIONS).collect()
+    found = {(r.broker, r.topic, r.consumer_group, r.queue_id) for r in regressions}
+    injected = {(i.broker, i.topic, i.consumer_group, i.queue_id) for i in manifest.incidents}
+    assert injected and found == injected
+    commits = [i for i in manifest.incidents if i.kind == "stale_commit"]
+    by_commit = {
+        (r.broker, r.topic, r.consumer_group, r.queue_id, r.offset, r.stored_offset)
+        for r in regressions
+        if r.evidence == "commit"
+    }
+    for incident in commits:
+        assert (
+            incident.broker,
+            incident.topic,
+            incident.consumer_group,
+            incident.queue_id,
+            incident.offset,
+            incident.stored_offset_before,
+        ) in by_commit
+
+
+def test_bronze_holds_every_commit_event_and_nothing_is_quarantined(one_run, landing):
+    _, manifest = landing
+    logged = one_run.read(OFFSET_COMMITS).where("evidence = 'commit_log'").count()
+    assert logged == manifest.commit_events
+    assert one_run.read(REJECTED_INPUTS).collect() == []
+
+
+def test_two_runs_give_the_tables_of_one_run(spark, landing, one_run, tmp_path):
+    split_root = tmp_path / "split"
+    # the one run broadcasts the log-told commits to corroborate them; these two use the anti-join
+    anti_join = Settings(replay=ReplaySettings(broadcast_logged_commits=0))
+    run(spark, split_root, landing[0], START, SPLIT, run_id="first", settings=anti_join)
+    run(spark, split_root, landing[0], SPLIT, END, run_id="second", settings=anti_join)
+    split = Lake(spark, split_root)
+    for spec in (*BRONZE_TABLES, *SILVER_TABLES, *GOLD_TABLES):
+        if spec is REPLAY_CHECKPOINTS:  # the one run has no checkpoint at SPLIT: compare those at the end
+            final = F.col("as_of") == F.lit(END)
+            assert_frames_equal(split.read(spec).where(final), one_run.read(spec).where(final))
+            continue
+        assert_same_table(split, one_run, spec)
+
+
+def test_rerunning_an_interval_leaves_the_tables_unchanged(spark, landing, one_run, tmp_path):
+    tables = (*BRONZE_TABLES, *SILVER_TABLES, *GOLD_TABLES)
+    before = {spec: spark.createDataFrame(one_run.read(spec).collect(), spec.schema) for spec in tables}
+    run(spark, one_run.root, landing[0], START, END, run_id="again")
+    for spec in tables:
+        assert_frames_equal(one_run.read(spec), before[spec])
+
+
+def test_an_interrupted_ingest_is_completed_without_duplicates(
+    spark, landing, one_run, tmp_path, monkeypatch
+):
+    import jobs.stages.ingest as ingest_stage
+
+    crashed_root = tmp_path / "crashed"
+
+    def crash(*args, **kwargs):
+        raise RuntimeError("simulated crash after the bronze tables were written")
+
+    monkeypatch.setattr(ingest_stage, "_final_rows", crash)
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        run(spark, crashed_root, landing[0], START, END, run_id="crashed", stages=("ingest",))
+    monkeypatch.undo()
+    run(spark, crashed_root, landing[0], START, END, run_id="recovered")
+    recovered = Lake(spark, crashed_root)
+    for spec in BRONZE_TABLES:
+        assert_same_table(recovered, one_run, spec)
+
+
+def test_the_reader_lands_the_rows_and_counts_spark_would(spark, landing, one_run, tmp_path, monkeypatch):
+    """On the embedded lake the commit reader lands the lines it has checked itself; where it
+    cannot (native Spark Delta, a cluster), Spark lands them: the same tables and accounting."""
+
+    def reader_written(lake: Lake) -> list[Path]:
+        files = Path(lake.path(OFFSET_COMMITS)).rglob("*.parquet")
+        return [p for p in files if FILE_METADATA_KEY in (pq.read_metadata(p).metadata or {})]
+
+    assert reader_written(one_run)
+    monkeypatch.setattr(Lake, "worker_dir", lambda self, spec, name: None)
+    run(spark, tmp_path / "by-spark", landing[0], START, END, run_id="whole", stages=("ingest",))
+    by_spark = Lake(spark, tmp_path / "by-spark")
+    assert not reader_written(by_spark)
+    for spec in (*BRONZE_TABLES, REJECTED_INPUTS):
+        assert_same_table(by_spark, one_run, spec)
+    accounting = {
+        "source_file",
+        "status",
+        "records_read",
+        "records_landed",
+        "records_quarantined",
+        "event_min_at",
+        "event_max_at",
+    }
+    not_accounting = tuple(c for c in INGEST_RUNS.columns if c not in accounting)
+    assert_same_table(by_spark, one_run, INGEST_RUNS, ignore=not_accounting)
+
+
+def test_the_simulators_manifest_beside_the_landed_files_is_not_taken_for_input(landing, one_run):
+    root, _ = landing
+    manifest = str(root / "_simulation_manifest.json")
+    assert Path(manifest).is_file()
+    ingested = {r.source_file for r in one_run.read(INGEST_RUNS).collect()}
+    assert ingested and manifest not in ingested
+    assert one_run.read(REJECTED_INPUTS).where(F.col("source_file") == manifest).count() == 0
+
+
+def test_bad_commit_lines_are_quarantined_with_their_reason_and_counted_and_the_rest_lands(spark, tmp_path):
+    good = {"committed_at": "2026-11-21T10:00:00.000Z", "broker": "broker-a", "client_host": "10.0.0.1:1",
+            "topic": "t", "consumer_group": "g", "queue_id": 0, "offset": 5, "path": "update_offset"}  # fmt: skip
+    bad = {**good, "offset": -1}
+    stream = tmp_path / "landing" / "commits" / "prod-1" / "broker-a" / "2026-11-21" / "10.jsonl"
+    stream.parent.mkdir(parents=True)
+    stream.write_text("\n".join([json.dumps(good), json.dumps(bad), "not json"]) + "\n")
+    run(spark, tmp_path / "lake", tmp_path / "landing", run_id="bad", stages=("ingest",))
+    lake = Lake(spark, tmp_path / "lake")
+    assert [(r.offset, r.line_no) for r in lake.read(OFFSET_COMMITS).collect()] == [(5, 1)]
+    rejected = sorted(lake.read(REJECTED_INPUTS).collect(), key=lambda r: r.line_no)
+    assert [(r.source_file, r.line_no, r.raw, r.source_kind) for r in rejected] == [
+        (str(stream), 2, json.dumps(bad), "commits"),
+        (str(stream), 3, "not json", "commits"),
+    ]
+    assert all(r.reason for r in rejected)
+    (ops,) = lake.read(INGEST_RUNS).collect()
+    assert (ops.status, ops.records_read, ops.records_landed, ops.records_quarantined) == (
+        "ingested",
+        3,
+        1,
+        2,
+    )

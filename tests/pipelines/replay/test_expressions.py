@@ -1,0 +1,65 @@
+"""The replay's expressions give the same values, nulls included, rendered for Arrow and for Spark."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pyarrow as pa
+
+from pipelines.replay import expressions
+from pipelines.replay.projections import OBSERVATION_SEQ, REGRESSION, REPLAYED_COMMITS, STORED_OFFSET_TIMELINE
+
+STATE = pa.table(
+    {
+        "event_rank": pa.array([1, 0, 1, 1], pa.int32()),
+        "source_file": ["/l/c.jsonl", "/l/snap.json", "/l/c.jsonl", "/l/d.jsonl"],
+        "line_rank": pa.array([7, 0, 1234567890123, 3], pa.int64()),
+        "commit_offset": pa.array([90, None, 130, 5], pa.int64()),
+        "snapshot_offset": pa.array([None, 80, None, None], pa.int64()),
+        "previous_snapshot_offset": pa.array([100, 100, None, None], pa.int64()),
+        "commit_regressions_between": pa.array([1, 0, 0, 0], pa.int64()),
+        "is_regression": [True, False, False, None],
+        "stored_offset_before": pa.array([100, None, 90, None], pa.int64()),
+        "stored_offset": pa.array([90, 80, 130, 5], pa.int64()),
+        "previous_stored_offset": pa.array([100, 90, None, 130], pa.int64()),
+        "event_at": pa.array(
+            [datetime(2026, 11, 21, 23, 59, 59, 999999, UTC)] * 4, pa.timestamp("us", "UTC")
+        ),
+    }
+)
+
+
+def test_arrow_renders_the_rules_with_sqls_nulls():
+    assert expressions.arrow(OBSERVATION_SEQ, STATE).to_pylist() == [
+        "1|/l/c.jsonl|000000000007",
+        "0|/l/snap.json|000000000000",
+        "1|/l/c.jsonl|123456789012",  # cut to twelve characters, as Spark's lpad does
+        "1|/l/d.jsonl|000000000003",
+    ]
+    assert expressions.holds(REGRESSION, STATE).to_pylist() == [True, True, False, False]
+    timeline = STORED_OFFSET_TIMELINE.arrow(STATE.append_column("cluster", pa.array(["c"] * 4)).append_column(
+        "broker", pa.array(["b"] * 4)).append_column("topic", pa.array(["t"] * 4)).append_column(
+        "consumer_group", pa.array(["g"] * 4)).append_column("queue_id", pa.array([0] * 4, pa.int32())))  # fmt: skip
+    assert timeline.column("consumed_increment").to_pylist() == [0, 0, 0, 0]
+    assert timeline.column("observation").to_pylist() == ["commit", "snapshot", "commit", "commit"]
+    assert timeline.column("observed_date").to_pylist() == [datetime(2026, 11, 21).date()] * 4
+
+
+def test_spark_renders_the_same_values(spark):
+    named = STATE.append_column("cluster", pa.array(["c"] * 4)).append_column("broker", pa.array(["b"] * 4))
+    for column in ("client_host", "topic", "consumer_group", "key_kind", "evidence", "commit_path", "stored_before_source",
+                   "_file_hash"):  # fmt: skip
+        named = named.append_column(column, pa.array(["x"] * 4))
+    named = (
+        named.append_column("queue_id", pa.array([0] * 4, pa.int32()))
+        .append_column("client_offset_after", pa.array([100, None, 130, 5], pa.int64()))
+        .append_column("line_no", pa.array([7, None, 1, 3], pa.int64()))
+    )
+    for projection in (REPLAYED_COMMITS, STORED_OFFSET_TIMELINE):
+        by_arrow = projection.arrow(named).to_pylist()
+        by_spark = [r.asDict() for r in projection.spark(spark.createDataFrame(named)).collect()]
+        for row in by_spark:
+            for name, value in row.items():
+                if isinstance(value, datetime):
+                    row[name] = value.astimezone(UTC)
+        assert by_spark == by_arrow
