@@ -19,10 +19,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from jobs.cli import sql
 from jobs.cli.settings import check_interval, check_lake, settings_from
 from jobs.cli.summary import print_summary
 from jobs.io.lake import LakeError
 from jobs.io.landing import LandingError
+from jobs.io.query import QueryError
 from jobs.runtime.java import JavaMissingError
 from jobs.stages.context import RunContext, StageOrderError
 from jobs.stages.runner import STAGE_NAMES, STAGES, run_stages
@@ -127,6 +129,9 @@ COMMANDS: tuple[Command, ...] = (
         Command(stage.name, stage.help, lambda p, s=stage: _stage_options(p, landing=s.reads_landing), run_command((stage.name,)))
         for stage in STAGES
     ),
+    Command("sql", "query the lake's tables in SQL (in this process; --engine spark for Spark SQL)",
+            sql.sql_arguments, sql.run_sql),
+    Command("tables", "list the lake's tables: SQL name, rows, latest version, grain", sql.tables_arguments, sql.run_tables),
 )  # fmt: skip
 
 
@@ -153,6 +158,9 @@ def main(argv: list[str] | None = None, commands: Sequence[Command] = COMMANDS) 
         return chosen.run(args)
     except ConfigError as error:
         print(f"offsetlake: configuration error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except QueryError as error:
+        print(f"offsetlake: query error: {error}", file=sys.stderr)
         return EXIT_USAGE
     except (LandingError, LakeError, JavaMissingError, StageOrderError) as error:
         print(f"offsetlake: {error}", file=sys.stderr)

@@ -2,21 +2,29 @@
 
 from __future__ import annotations
 
+import shlex
+import sys
+
 from pyspark.sql import functions as F
 
 from jobs.stages.context import RunContext
 from schemas.tables import ALL_TABLES, INGEST_RUNS, OFFSET_REGRESSIONS
 
-EXAMPLE_QUERIES = """\
-Example queries (any Delta reader works; these use Python):
-  from deltalake import DeltaTable
-  DeltaTable("{lake}/silver/offset_regressions").to_pandas().sort_values("regression_size", ascending=False).head()
-  DeltaTable("{lake}/gold/consumer_lag_by_group").to_pandas().query("total_lag_messages > 1000")
+# what an analyst asks first; each is run by tests/jobs/cli/test_examples.py
+EXAMPLE_QUERIES = (
+    "SELECT consumer_group, client_host, count(*) AS regressions, sum(regression_size) AS consumed_twice "
+    "FROM silver_offset_regressions GROUP BY 1, 2 ORDER BY 4 DESC",
+    "SELECT detected_at, topic, consumer_group, queue_id, regression_size, explanation "
+    "FROM silver_offset_regressions ORDER BY regression_size DESC LIMIT 5",
+    "SELECT topic, consumer_group, max(total_lag_messages) AS worst_lag "
+    "FROM gold_consumer_lag_by_group GROUP BY 1, 2 ORDER BY 3 DESC LIMIT 10",
+)
 
-  # DuckDB:  SELECT consumer_group, sum(regression_size) AS messages_exposed_twice
-  #          FROM delta_scan('{lake}/silver/offset_regressions') GROUP BY 1 ORDER BY 2 DESC;
-  # Spark:   spark.read.format("delta").load("{lake}/gold/consume_throughput")   (with delta-spark)
-"""
+
+def example_commands(lake_root: str) -> list[str]:
+    """The example queries as ``offsetlake sql`` command lines on the lake at ``lake_root``."""
+    program = shlex.quote(sys.argv[0]) if sys.argv[0].endswith("offsetlake") else "offsetlake"
+    return [f'{program} sql --lake {shlex.quote(lake_root)} "{query}"' for query in EXAMPLE_QUERIES]
 
 
 def _ingest_lines(lake, run_id: str) -> list[str]:
@@ -77,4 +85,5 @@ def print_summary(outcome: RunContext) -> None:
         print("Published gold rows: " + ", ".join(f"{k} {v:,}" for k, v in outcome.published.items()))
     print("Stage timings: " + ", ".join(f"{k} {v:.1f}s" for k, v in outcome.timings.items()))
     print(f"Lake: {lake.root}")
-    print(EXAMPLE_QUERIES.format(lake=lake.root))
+    print("Query the lake in SQL (offsetlake tables --lake ... lists the tables):")
+    print("\n".join(f"  {command}" for command in example_commands(lake.root)))

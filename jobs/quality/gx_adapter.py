@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 
@@ -20,20 +19,10 @@ import great_expectations.expectations as gxe
 from great_expectations.data_context.types.base import ProgressBarsConfig
 from pyspark.sql import DataFrame
 
+from jobs.quality.results import ExpectationOutcome
 from schemas.quality import Expectation, Param, TableSuite
 
 logging.getLogger("great_expectations").setLevel(logging.WARNING)
-
-
-@dataclass(frozen=True)
-class ExpectationOutcome:
-    """The result of one named expectation of a suite (over all the columns it names)."""
-
-    check_name: str
-    is_success: bool
-    failing_rows: int
-    message: str
-    sample: tuple = ()
 
 
 def _resolve(value: object, params: Mapping[Param, object]) -> object:

@@ -17,6 +17,17 @@ from schemas.quality import Severity
 
 
 @dataclass(frozen=True)
+class ExpectationOutcome:
+    """The result of one named expectation of a suite (over all the columns it names)."""
+
+    check_name: str
+    is_success: bool
+    failing_rows: int
+    message: str
+    sample: tuple = ()
+
+
+@dataclass(frozen=True)
 class CheckResult:
     """One check of one run: an expectation on a table or a monitoring check."""
 

@@ -13,15 +13,18 @@ import json
 import logging
 import time
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from jobs.io.lake import Lake
-from jobs.quality.gx_adapter import ExpectationOutcome, SuiteRunner
-from jobs.quality.results import Alert, CheckResult
+from jobs.quality.results import Alert, CheckResult, ExpectationOutcome
 from pipelines.marts.windows import window_start
 from schemas.quality import SUITES, Param, QualitySettings, TableSuite
+
+if TYPE_CHECKING:
+    from jobs.quality.gx_adapter import SuiteRunner
 
 log = logging.getLogger("offsetlake.quality.suites")
 
@@ -110,6 +113,10 @@ def validate_tables(
     lake: Lake, quality: QualitySettings, start: datetime, end: datetime, throughput_window: timedelta
 ) -> tuple[list[CheckResult], list[Alert]]:
     """Results of every suite for the interval, and one alert per failed expectation."""
+    # Great Expectations is imported by the audit alone: its import (pandas, scipy, altair)
+    # takes seconds that `offsetlake sql`, `tables` and `report` would otherwise pay
+    from jobs.quality.gx_adapter import SuiteRunner
+
     runner = SuiteRunner(sample_size=10)
     params = interval_params(quality, start, end, throughput_window)
     results: list[CheckResult] = []
