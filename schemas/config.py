@@ -91,8 +91,15 @@ class ReplaySettings(_Model):
         return value
 
 
+class LogSettings(_Model):
+    # a run's log file (every log record, and everything the JVM prints) goes here as
+    # <run_id>.log; default: <lake>/logs
+    directory: Path | None = None
+
+
 class Settings(_Model):
     spark: SparkSettings = SparkSettings()
+    logs: LogSettings = LogSettings()
     # where each source kind's files land, relative to the landing root (jobs.sources declares
     # the kinds and their default patterns): ``{cluster}``, ``{broker}``, ``{time}`` (ISO-8601
     # UTC or epoch ms) each match one path segment; ``**`` any number of segments; ``*`` within one

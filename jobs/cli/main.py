@@ -20,15 +20,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from jobs.cli import sql
+from jobs.cli.progress import progress_for
 from jobs.cli.settings import check_interval, check_lake, settings_from
 from jobs.cli.summary import print_summary
 from jobs.io.lake import LakeError
 from jobs.io.landing import LandingError
 from jobs.io.query import QueryError
 from jobs.runtime.java import JavaMissingError
+from jobs.runtime.logs import attach_log_file, configure_console, log_file
 from jobs.stages.context import RunContext, StageOrderError
 from jobs.stages.runner import STAGE_NAMES, STAGES, run_stages
-from schemas.config import ConfigError
+from schemas.config import ConfigError, Settings
 from schemas.instants import parse_utc
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INPUT, EXIT_QUALITY = 0, 1, 2, 3, 4
@@ -97,6 +99,27 @@ def _stage_options(parser: argparse.ArgumentParser, *, landing: bool) -> None:
     settings_options(parser)
 
 
+def run_with_display(
+    settings: Settings,
+    lake: Path,
+    landing: Path | None,
+    args: argparse.Namespace,
+    stages: Sequence[str] = STAGE_NAMES,
+    start: datetime | None = None,
+    end: datetime | None = None,
+) -> RunContext:
+    """``run_stages`` with a progress display, its log file (everything but progress and results
+    goes there, unless ``-v``) and the summary printed at its end."""
+    run_id = getattr(args, "run_id", None) or new_run_id()
+    log_path = attach_log_file(log_file(str(lake), settings.logs.directory, run_id))
+    verbose = bool(getattr(args, "verbose", False))
+    with progress_for(sys.stderr.isatty(), verbose) as observer:
+        context = run_stages(settings, lake, landing, start, end, run_id, stages,
+                             observer=observer, output=None if verbose else log_path)  # fmt: skip
+    print_summary(context, log_path)
+    return context
+
+
 def run_command(stages: Sequence[str]) -> Callable[[argparse.Namespace], int]:
     """What ``offsetlake run`` (every stage) or ``offsetlake <stage>`` does."""
 
@@ -109,10 +132,7 @@ def run_command(stages: Sequence[str]) -> Callable[[argparse.Namespace], int]:
             raise LandingError(
                 f"landing directory {landing} does not exist: pass the directory your collectors write to"
             )
-        context = run_stages(
-            settings, args.lake, landing, args.start, args.end, args.run_id or new_run_id(), stages
-        )
-        print_summary(context)
+        context = run_with_display(settings, args.lake, landing, args, stages, args.start, args.end)
         return exit_code(context)
 
     return run
@@ -140,7 +160,8 @@ def build_parser(commands: Sequence[Command] = COMMANDS) -> argparse.ArgumentPar
         prog="offsetlake",
         description="History, exact replay and regression analysis of RocketMQ consumer offsets, on Spark and Delta Lake.",
     )
-    parser.add_argument("-v", "--verbose", action="store_true", help="log progress of every stage")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="show every log line and what Spark and Java print, not only progress and results")  # fmt: skip
     subcommands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in commands:
         command.add_arguments(subcommands.add_parser(command.name, help=command.help))
@@ -149,10 +170,7 @@ def build_parser(commands: Sequence[Command] = COMMANDS) -> argparse.ArgumentPar
 
 def main(argv: list[str] | None = None, commands: Sequence[Command] = COMMANDS) -> int:
     args = build_parser(commands).parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO if args.verbose else logging.WARNING,
-        format="%(asctime)s %(levelname)s %(message)s",
-    )
+    configure_console(verbose=args.verbose, interactive=sys.stderr.isatty())
     chosen = next(c for c in commands if c.name == args.command)
     try:
         return chosen.run(args)

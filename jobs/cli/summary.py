@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import shlex
 import sys
+from pathlib import Path
 
 from pyspark.sql import functions as F
 
 from jobs.stages.context import RunContext
+from schemas.instants import iso_z
 from schemas.tables import ALL_TABLES, INGEST_RUNS, OFFSET_REGRESSIONS
 
 # what an analyst asks first; each is run by tests/jobs/cli/test_examples.py
@@ -59,15 +61,14 @@ def _regression_lines(lake, interval) -> list[str]:
     return lines
 
 
-def print_summary(outcome: RunContext) -> None:
+def print_summary(outcome: RunContext, log_path: Path | None = None) -> None:
     lake, interval = outcome.lake, outcome.interval
     print(
         f"\nOffsetLake run {outcome.run_id}  (Delta engine: {lake.engine_name}, Spark master: {lake.spark.sparkContext.master})"
     )
     if interval is not None:
-        print(
-            f"Replayed interval: [{interval.replayed_from:%Y-%m-%dT%H:%M:%S.%fZ}, {interval.replayed_to:%Y-%m-%dT%H:%M:%S.%fZ})"
-        )
+        start, end = interval.span
+        print(f"Replayed interval: [{iso_z(start)}, {iso_z(end)})")
     if outcome.ingest is not None:
         print("Files ingested this run (records read = landed + quarantined):")
         print("\n".join(_ingest_lines(lake, outcome.run_id)))
@@ -85,5 +86,7 @@ def print_summary(outcome: RunContext) -> None:
         print("Published gold rows: " + ", ".join(f"{k} {v:,}" for k, v in outcome.published.items()))
     print("Stage timings: " + ", ".join(f"{k} {v:.1f}s" for k, v in outcome.timings.items()))
     print(f"Lake: {lake.root}")
+    if log_path is not None:
+        print(f"Log (Spark's, Java's and every stage's messages): {log_path}")
     print("Query the lake in SQL (offsetlake tables --lake ... lists the tables):")
     print("\n".join(f"  {command}" for command in example_commands(lake.root)))

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
-from pyspark import SparkConf
+from pyspark import SparkConf, SparkContext
 from pyspark.sql import SparkSession
 
-from jobs.runtime import class_archive
+from jobs.runtime import class_archive, logs
 from jobs.runtime.java import check_java
 from schemas.config import SparkSettings
 
@@ -85,8 +86,9 @@ def _embedded_conf(settings: SparkSettings) -> dict[str, str]:
     }
 
 
-def build_session(settings: SparkSettings) -> SparkSession:
-    """Create (or reuse) the SparkSession described by ``settings``."""
+def build_session(settings: SparkSettings, output: Path | None = None) -> SparkSession:
+    """Create (or reuse) the SparkSession described by ``settings``; a JVM started here writes
+    what it prints to ``output`` when given (jobs.runtime.logs)."""
     submitted = SparkConf()  # what spark-submit / spark-defaults.conf already set
     conf = _base_conf(settings)
     if settings.master:
@@ -112,7 +114,9 @@ def build_session(settings: SparkSettings) -> SparkSession:
     builder = SparkSession.builder
     for key, value in conf.items():
         builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    starts_jvm = SparkContext._gateway is None
+    with logs.process_output_to(output if starts_jvm else None):
+        spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(os.environ.get("OFFSETLAKE_SPARK_LOG_LEVEL", "WARN"))
     return spark
 

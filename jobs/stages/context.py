@@ -9,6 +9,7 @@ from pathlib import Path
 from jobs.io.lake import Lake
 from jobs.quality.audit import AuditOutcome
 from schemas.config import Settings
+from schemas.instants import EPOCH
 
 
 class StageOrderError(RuntimeError):
@@ -30,6 +31,17 @@ class ReplayInterval:
     requested_to: datetime | None
     replayed_from: datetime  # EPOCH: from the beginning, with no checkpoint
     replayed_to: datetime
+    # the earliest event the run read (None: not known, as when the replay ran in another process)
+    first_event_at: datetime | None = None
+
+    @property
+    def span(self) -> tuple[datetime, datetime]:
+        """The interval as a person reads it: a replay from the beginning (EPOCH) starts at the
+        first event read, not in 1970; the end is exclusive."""
+        start = self.replayed_from
+        if start == EPOCH and self.first_event_at is not None:
+            start = self.first_event_at
+        return start, self.replayed_to
 
 
 @dataclass

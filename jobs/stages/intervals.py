@@ -13,6 +13,7 @@ the one asked for:
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from pyspark.sql import DataFrame
@@ -26,6 +27,7 @@ from schemas.tables import (
     CONSUME_THROUGHPUT,
     CONSUMER_LAG,
     CONSUMER_LAG_BY_GROUP,
+    INGEST_RUNS,
     REPLAY_CHECKPOINTS,
     REPLAY_RUNS,
     TableSpec,
@@ -73,18 +75,32 @@ def checkpoint_at(lake: Lake, as_of: datetime) -> DataFrame:
     return lake.read(REPLAY_CHECKPOINTS).where(F.col("as_of") == F.lit(as_of)).drop("as_of")
 
 
+def first_event_at(lake: Lake) -> datetime | None:
+    """The earliest event any ingested file holds (one small aggregate of ops/ingest_runs)."""
+    ingested = lake.read(INGEST_RUNS).where(F.col("status") == "ingested")
+    return from_collected(ingested.agg(F.min("event_min_at").alias("at")).collect()[0].at)
+
+
+def with_first_event(lake: Lake, interval: ReplayInterval) -> ReplayInterval:
+    """``interval`` knowing the first event read, when it replays from the beginning (its span)."""
+    if interval.replayed_from != EPOCH:
+        return interval
+    return replace(interval, first_event_at=first_event_at(lake))
+
+
 def last_replay(lake: Lake, run_id: str) -> ReplayInterval | None:
     """The interval the replay of ``run_id`` covered (the marts, audit and publish stages follow it)."""
     rows = lake.read(REPLAY_RUNS).where(F.col("run_id") == run_id).collect()
     if not rows:
         return None
     r = rows[0]
-    return ReplayInterval(
+    interval = ReplayInterval(
         from_collected(r.requested_from),
         from_collected(r.requested_to),
         from_collected(r.replayed_from),
         from_collected(r.replayed_to),
     )
+    return with_first_event(lake, interval)
 
 
 def replayed_interval(lake: Lake, run_id: str) -> ReplayInterval:

@@ -18,7 +18,7 @@ from jobs.io.lake import Lake
 from jobs.io.replay_writer import ReplayWriter
 from jobs.sources import LOGGED_COMMITS, REPLAYED_EVIDENCE, SNAPSHOTS, kinds
 from jobs.stages.context import ReplayInterval, RunContext
-from jobs.stages.intervals import TICK, checkpoint_at, checkpoint_times, plan_interval
+from jobs.stages.intervals import TICK, checkpoint_at, checkpoint_times, plan_interval, with_first_event
 from pipelines.replay import replay
 from pipelines.replay.events import replayed_snapshots
 from pipelines.replay.explain import LOOKBACK_SECONDS, SLACK_SECONDS, explain_regressions
@@ -136,7 +136,7 @@ def run_replay(
             frame.unpersist()
     _prune_checkpoints(lake, settings.replay.checkpoints_kept)
     _record(lake, run_id, interval)
-    return interval
+    return with_first_event(lake, interval)
 
 
 def _prune_checkpoints(lake: Lake, kept: int) -> None:

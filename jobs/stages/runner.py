@@ -15,6 +15,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Protocol
+
+from pyspark.sql import SparkSession
 
 from jobs.io.lake import Lake
 from jobs.runtime.session import build_session
@@ -41,6 +44,43 @@ STAGES = (
     Stage("publish", "publish the audited gold rows of the interval", publish.run),
 )  # fmt: skip
 STAGE_NAMES = tuple(stage.name for stage in STAGES)
+SESSION_STEP = "spark"  # the session's start, shown before the stages
+
+
+class StageObserver(Protocol):
+    """What a display is told: each step (the session's start, then each stage) as it starts and ends."""
+
+    def started(self, step: str, spark: SparkSession | None) -> None: ...
+
+    def finished(self, step: str, seconds: float, outcome: str) -> None: ...
+
+
+class _Unobserved:
+    def started(self, step: str, spark: SparkSession | None) -> None:
+        pass
+
+    def finished(self, step: str, seconds: float, outcome: str) -> None:
+        pass
+
+
+def outcome(step: str, context: RunContext | None) -> str:
+    """One line on what ``step`` did, from what it left in ``context``."""
+    if context is None:
+        return "started"
+    if step == "ingest" and context.ingest is not None:
+        ingest = context.ingest
+        return f"{ingest.files_ingested:,} new files ({ingest.files_already_ingested:,} already in the lake)"
+    if step == "replay" and context.interval is not None:
+        start, end = context.interval.span
+        return f"{start:%Y-%m-%d %H:%M:%S} to {end:%Y-%m-%d %H:%M:%S} UTC"
+    if step == "marts":
+        return "gold rows staged for the audit"
+    if step == "audit" and context.audit is not None:
+        verdict = "FAILED" if context.audit.has_errors else "passed"
+        return f"{verdict}, {context.audit.alerts_total:,} alerts"
+    if step == "publish" and context.published:
+        return f"{sum(context.published.values()):,} gold rows"
+    return "done"
 
 
 def run_stages(
@@ -51,22 +91,32 @@ def run_stages(
     end: datetime | None,
     run_id: str,
     stages: Sequence[str] = STAGE_NAMES,
+    *,
+    observer: StageObserver | None = None,
+    output: Path | None = None,
 ) -> RunContext:
-    """Run ``stages`` (names, in STAGES' order) and return what they found."""
+    """Run ``stages`` (names, in STAGES' order) and return what they found; ``observer`` hears
+    of each step, and a JVM started here writes what it prints to ``output`` (when given)."""
     unknown = sorted(set(stages) - set(STAGE_NAMES))
     if unknown:
         raise ValueError(f"unknown stages {unknown}; expected some of {STAGE_NAMES}")
-    spark = build_session(settings.spark)
+    observer = observer or _Unobserved()
+    began = time.perf_counter()
+    observer.started(SESSION_STEP, None)
+    spark = build_session(settings.spark, output)
     context = RunContext(
         run_id, Lake(spark, lake_root, settings.spark.delta_engine), settings, landing, start, end
     )
     upgrade(context.lake)
+    observer.finished(SESSION_STEP, time.perf_counter() - began, f"master {spark.sparkContext.master}")
     for stage in STAGES:
         if stage.name not in stages:
             continue
+        observer.started(stage.name, spark)
         began = time.perf_counter()
         stage.run(context)
         context.timings[stage.name] = time.perf_counter() - began
+        observer.finished(stage.name, context.timings[stage.name], outcome(stage.name, context))
         if context.quality_failed:
             break
     return context

@@ -43,7 +43,12 @@ def main(argv: list[str]) -> int:
     path = class_archive.archive_path()
     if path is None or path.is_file():
         return 0
-    print("Archiving Spark's classes once for faster JVM starts (about a minute and a half) ...", flush=True)
+    # one line: what it does now, and how it went and how long it took once done
+    print(
+        "Archiving Spark's classes once, for faster JVM starts (a training run of every stage) ...",
+        end=" ",
+        flush=True,
+    )
     began = time.perf_counter()
     try:
         built = class_archive.build(
@@ -52,12 +57,11 @@ def main(argv: list[str]) -> int:
     except OSError as error:  # e.g. a cache directory that cannot be written
         print(f"jvm archive: {error}", file=sys.stderr)
         built = False
+    took = time.perf_counter() - began
     if built:
-        print(f"Spark's classes archived in {time.perf_counter() - began:.0f}s: {path}")
+        print(f"done in {took:.0f}s: {path}")
     else:
-        print(
-            "Spark's classes were not archived; Spark starts as it would without the archive", file=sys.stderr
-        )
+        print(f"not archived after {took:.0f}s; Spark starts as it would without the archive")
     return 0
 
 

@@ -9,18 +9,17 @@ from __future__ import annotations
 
 import shutil
 import time
+from argparse import Namespace
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from jobs.cli.main import Command, exit_code, new_run_id, settings_options, utc_time
+from jobs.cli.main import Command, exit_code, run_with_display, settings_options, utc_time
 from jobs.cli.settings import check_lake, settings_from
-from jobs.cli.summary import print_summary
-from jobs.stages.runner import run_stages
 from jobs.tools.simulator import SimulationSpec, simulate
 from schemas.config import Settings
 
 
-def run_demo(workdir: Path, start: datetime, hours: int, settings: Settings) -> int:
+def run_demo(workdir: Path, start: datetime, hours: int, settings: Settings, args: Namespace) -> int:
     landing, lake = workdir / "landing", workdir / "lake"
     check_lake(lake)
     # a demo starts afresh: the same simulated day into an empty lake
@@ -35,8 +34,7 @@ def run_demo(workdir: Path, start: datetime, hours: int, settings: Settings) -> 
         f"{manifest.progress_files:,} admin-tool outputs, {manifest.notifyme_lines:,} NOTIFYME lines, "
         f"{len(manifest.incidents)} injected incidents -> {landing}"
     )
-    outcome = run_stages(settings, lake, landing, None, None, new_run_id())
-    print_summary(outcome)
+    outcome = run_with_display(settings, lake, landing, args)
     print("Injected incidents (what the regressions above should explain):")
     for incident in manifest.incidents:
         print(
@@ -67,5 +65,5 @@ COMMAND = Command(
     "demo",
     "simulate a day of a RocketMQ cluster, run every stage, print what the lake holds",
     _arguments,
-    lambda args: run_demo(args.workdir, args.start, args.hours, settings_from(args)),
+    lambda args: run_demo(args.workdir, args.start, args.hours, settings_from(args), args),
 )
