@@ -19,13 +19,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from jobs.cli import sql
+from jobs.cli import report, sql
 from jobs.cli.progress import progress_for
 from jobs.cli.settings import check_interval, check_lake, settings_from
 from jobs.cli.summary import print_summary
 from jobs.io.lake import LakeError
 from jobs.io.landing import LandingError
 from jobs.io.query import QueryError
+from jobs.report.page import quality_link, report_location, write_report
 from jobs.runtime.java import JavaMissingError
 from jobs.runtime.logs import attach_log_file, configure_console, log_file
 from jobs.stages.context import RunContext, StageOrderError
@@ -116,8 +117,20 @@ def run_with_display(
     with progress_for(sys.stderr.isatty(), verbose) as observer:
         context = run_stages(settings, lake, landing, start, end, run_id, stages,
                              observer=observer, output=None if verbose else log_path)  # fmt: skip
-    print_summary(context, log_path)
+    report = _lake_report(context) if "publish" in stages and context.published else None
+    print_summary(context, log_path, report)
     return context
+
+
+def _lake_report(context: RunContext) -> Path | None:
+    """The run's lake report (jobs.report), beside its quality report; None for a lake given as a URI."""
+    if "://" in context.lake.root:
+        log.info(
+            "no lake report: the report reads local lakes (run offsetlake report where the lake is mounted)"
+        )
+        return None
+    out = report_location(context.lake.root, context.run_id)
+    return write_report(context.lake.root, out, links=quality_link(context.lake.root, context.run_id))
 
 
 def run_command(stages: Sequence[str]) -> Callable[[argparse.Namespace], int]:
@@ -151,6 +164,8 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command("sql", "query the lake's tables in SQL (in this process; --engine spark for Spark SQL)",
             sql.sql_arguments, sql.run_sql),
+    Command("report", "write the lake's charts (lag, rates, regressions, coverage, quality) into one HTML file",
+            lambda p: report.report_arguments(p, utc_time), report.run_report),
     Command("tables", "list the lake's tables: SQL name, rows, latest version, grain", sql.tables_arguments, sql.run_tables),
 )  # fmt: skip
 

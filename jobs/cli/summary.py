@@ -61,7 +61,7 @@ def _regression_lines(lake, interval) -> list[str]:
     return lines
 
 
-def print_summary(outcome: RunContext, log_path: Path | None = None) -> None:
+def print_summary(outcome: RunContext, log_path: Path | None = None, report: Path | None = None) -> None:
     lake, interval = outcome.lake, outcome.interval
     print(
         f"\nOffsetLake run {outcome.run_id}  (Delta engine: {lake.engine_name}, Spark master: {lake.spark.sparkContext.master})"
@@ -90,3 +90,5 @@ def print_summary(outcome: RunContext, log_path: Path | None = None) -> None:
         print(f"Log (Spark's, Java's and every stage's messages): {log_path}")
     print("Query the lake in SQL (offsetlake tables --lake ... lists the tables):")
     print("\n".join(f"  {command}" for command in example_commands(lake.root)))
+    if report is not None:
+        print(f"Open the lake's charts in a browser: {report.resolve().as_uri()}")

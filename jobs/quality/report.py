@@ -32,10 +32,14 @@ code{font-size:12px;white-space:pre-wrap}
 """
 
 
-def report_path(lake_root: str, run_id: str) -> Path | str:
-    """``<lake>/reports/quality/<run_id>.html`` (characters unsafe in a file name become ``_``);
-    a URI when the lake is one."""
-    name = "reports/quality/" + re.sub(r"[^A-Za-z0-9._:+-]", "_", run_id) + ".html"
+# the lake's charts of the same run (jobs.report), beside this report's directory
+CHARTS_KIND = "lake"
+
+
+def report_path(lake_root: str, run_id: str, kind: str = "quality") -> Path | str:
+    """``<lake>/reports/<kind>/<run_id>.html`` (characters unsafe in a file name become ``_``):
+    the quality report, or another report of the run; a URI when the lake is one."""
+    name = f"reports/{kind}/" + re.sub(r"[^A-Za-z0-9._:+-]", "_", run_id) + ".html"
     return f"{lake_root.rstrip('/')}/{name}" if "://" in lake_root else Path(lake_root) / name
 
 
@@ -96,6 +100,7 @@ def render(
 <html lang="en"><head><meta charset="utf-8"><title>OffsetLake data quality: {escape(notification.run_id)}</title>
 <style>{_STYLE}</style></head><body>
 <h1>OffsetLake data quality</h1>
+<p>Charts of this run's lake (lag, rates, regressions, coverage): <a href="../{CHARTS_KIND}/{escape(Path(str(report_path("", notification.run_id))).name)}">the lake report</a> (written once the run has published)</p>
 <p class="status {"error" if notification.has_errors else "warn" if failed else "pass"}">{escape(notification.status)}</p>
 <table>
 <tr><th>run</th><td>{escape(notification.run_id)}</td></tr>

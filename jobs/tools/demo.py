@@ -15,6 +15,8 @@ from pathlib import Path
 
 from jobs.cli.main import Command, exit_code, run_with_display, settings_options, utc_time
 from jobs.cli.settings import check_lake, settings_from
+from jobs.cli.summary import example_commands
+from jobs.report.page import report_location
 from jobs.tools.simulator import SimulationSpec, simulate
 from schemas.config import Settings
 
@@ -41,6 +43,9 @@ def run_demo(workdir: Path, start: datetime, hours: int, settings: Settings, arg
             f"  {incident.occurred_at:%Y-%m-%d %H:%M:%S} {incident.kind:<22} {incident.cluster}/{incident.broker} "
             f"{incident.topic}@{incident.consumer_group} q{incident.queue_id}: {incident.stored_offset_before} -> {incident.offset}"
         )
+    # the two next steps last, where a person looks
+    print(f"Query the lake:   {example_commands(str(lake))[0]}")
+    print(f"Open its report:  {report_location(outcome.lake.root, outcome.run_id).resolve().as_uri()}")
     return exit_code(outcome)
 
 

@@ -1,0 +1,1 @@
+"""The lake's report: one self-contained HTML page of interactive charts (``offsetlake report``)."""

@@ -1,0 +1,65 @@
+"""``offsetlake report`` on a small lake: one page, every declared chart drawn in a real browser
+with marks and no error; an interval with no rows says so; the run's two reports link each other."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+import pytest
+
+from jobs.cli.main import main
+from jobs.quality.report import render as render_quality
+from jobs.quality.results import Notification
+from jobs.report.charts import CHARTS
+from jobs.report.page import interval_condition, report_location
+from tests.jobs.report.browser import open_report
+from tests.lakes import DAY, small_lake
+
+
+@pytest.fixture(scope="module")
+def lake(tmp_path_factory):
+    return small_lake(tmp_path_factory.mktemp("lake"))
+
+
+def test_the_interval_is_a_condition_on_each_charts_time():
+    assert interval_condition("observed_at", None, None) == "TRUE"
+    assert interval_condition("observed_at", DAY, DAY + timedelta(hours=1)) == (
+        "observed_at >= TIMESTAMP '2026-11-21T00:00:00Z' AND observed_at < TIMESTAMP '2026-11-21T01:00:00Z'"
+    )
+
+
+def test_every_chart_is_drawn_in_a_browser_with_marks_and_no_error(lake, tmp_path):
+    out = tmp_path / "report.html"
+    assert main(["report", "--lake", str(lake), "--out", str(out)]) == 0
+    page = out.read_text()
+    assert not re.search(r"<script[^>]+src=|<link[^>]+href=", page)  # everything inlined: it opens offline
+    opened = open_report(out, tmp_path / "report.png")
+    assert opened.errors == []
+    assert sorted(opened.charts) == sorted(chart.key for chart in CHARTS)
+    assert {key: marks for key, marks in opened.charts.items() if marks == 0} == {}
+    assert (tmp_path / "report.png").stat().st_size > 10_000
+
+
+def test_an_interval_without_rows_says_so_for_every_chart(lake, tmp_path):
+    out = tmp_path / "empty.html"
+    args = ["--from", "2030-01-01T00:00:00Z", "--to", "2030-01-02T00:00:00Z"]
+    assert main(["report", "--lake", str(lake), "--out", str(out), *args]) == 0
+    assert out.read_text().count("No rows in this interval.") == len(CHARTS)
+
+
+def test_the_report_needs_a_destination_and_an_ordered_interval(lake, capsys):
+    assert main(["report", "--lake", str(lake)]) == 2
+    assert "give --out FILE" in capsys.readouterr().err
+    assert main(["report", "--lake", str(lake), "--run-id", "r", "--from", "2026-11-22T00:00:00Z",
+                 "--to", "2026-11-21T00:00:00Z"]) == 2  # fmt: skip
+
+
+def test_a_runs_quality_report_links_its_lake_report(lake):
+    notification = Notification(
+        "run 7", DAY, DAY, has_errors=False, report_path="", failed_checks=(), alerts=(), alerts_total=0
+    )
+    quality_page = render_quality(notification, [], None)
+    link = re.search(r'<a href="([^"]+)">the lake report</a>', quality_page).group(1)
+    quality_dir = lake / "reports" / "quality"
+    assert (quality_dir / link).resolve() == report_location(lake, "run 7").resolve()
