@@ -1,4 +1,4 @@
-"""OffsetLake on Airflow: ingest -> replay -> marts -> audit -> publish, once per data interval.
+"""OffsetLake on Airflow: ingest -> replay -> marts -> audit -> publish -> report, once per data interval.
 
 Each task runs one stage of the ``offsetlake`` command line in its own process on the
 run's data interval (``--from {{ data_interval_start }} --to {{ data_interval_end }}``,
@@ -6,7 +6,10 @@ ISO-8601 UTC, never "now") with the run's id shared by all stages. The audit exi
 code 4 when a data-quality check of severity ``error`` fails: the task fails, is retried,
 and publish does not run, so analysts keep the last audited gold tables. Runs are
 processed one at a time and in order (``max_active_runs=1``, ``depends_on_past``), and
-``catchup`` backfills every interval since the start date.
+``catchup`` backfills every interval since the start date. ``publish`` declares the gold
+tables as Airflow assets (``offsetlake.gold.<table>``), so a downstream DAG can be scheduled
+on them; ``report`` then writes the interval's charts to ``<lake>/reports/lake/<run id>.html``,
+which the run's data-quality report links to.
 
 Read when the file is parsed (environment only, so parsing never touches the metadata DB):
 
@@ -31,10 +34,17 @@ import os
 import shlex
 from datetime import UTC, datetime, timedelta
 
-from airflow.sdk import CronDataIntervalTimetable, Variable, chain, dag, task
+from airflow.sdk import Asset, CronDataIntervalTimetable, Variable, chain, dag, task
 from airflow.sdk.exceptions import AirflowFailException
 
 STAGES = ("ingest", "replay", "marts", "audit", "publish")
+REPORT = "report"
+# the gold tables publish writes (schemas.tables.GOLD_TABLES; a test holds the two together)
+GOLD_TABLES = ("consumer_lag", "consumer_lag_by_group", "consume_throughput")
+GOLD_ASSETS = tuple(
+    Asset(name=f"offsetlake.gold.{table}", uri=f"offsetlake://gold/{table}", group="offsetlake")
+    for table in GOLD_TABLES
+)
 INTERVAL_START = "{{ data_interval_start | ts }}"
 INTERVAL_END = "{{ data_interval_end | ts }}"
 RUN_ID = "{{ run_id }}"
@@ -58,14 +68,15 @@ def setting(name: str, default: str | None = None) -> str | None:
 
 
 def stage_command(stage: str, *, command: str, landing: str, lake: str, config: str | None) -> str:
-    """The shell command of one stage; the interval and run id stay Jinja templates until the run."""
-    if stage not in STAGES:
-        raise ValueError(f"unknown stage {stage!r}; expected one of {STAGES}")
+    """The shell command of one stage (or of the report); the interval and run id stay Jinja
+    templates until the run."""
+    if stage not in (*STAGES, REPORT):
+        raise ValueError(f"unknown stage {stage!r}; expected one of {(*STAGES, REPORT)}")
     words = [*shlex.split(command), stage, "--lake", lake]
     if stage == "ingest":
         words += ["--landing", landing]
     words += ["--from", INTERVAL_START, "--to", INTERVAL_END, "--run-id", RUN_ID]
-    if config:
+    if config and stage != REPORT:  # the report reads the lake alone, without Spark's settings
         words += ["--config", config]
     return shlex.join(words)
 
@@ -106,13 +117,13 @@ def configured_command(stage: str) -> str:
 )
 def offsetlake():
     def stage_task(stage: str):
-        @task.bash(task_id=stage)
+        @task.bash(task_id=stage, outlets=list(GOLD_ASSETS) if stage == "publish" else [])
         def run_stage() -> str:
             return configured_command(stage)
 
         return run_stage()
 
-    chain(*(stage_task(stage) for stage in STAGES))
+    chain(*(stage_task(stage) for stage in (*STAGES, REPORT)))
 
 
 offsetlake()

@@ -12,6 +12,7 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DAG_ID = "offsetlake"
 STAGES = ["ingest", "replay", "marts", "audit", "publish"]
+TASKS = [*STAGES, "report"]
 
 
 def test_dagbag_loads_the_dag_with_its_schedule_retries_and_task_order(dagbag):
@@ -23,13 +24,22 @@ def test_dagbag_loads_the_dag_with_its_schedule_retries_and_task_order(dagbag):
     assert (dag.timetable.expression, str(dag.timetable.timezone)) == ("0 * * * *", "UTC")
     assert (dag.catchup, dag.max_active_runs, dag.start_date) == (True, 1, datetime(2026, 1, 1, tzinfo=UTC))
     assert {"offsetlake", "rocketmq"} <= set(dag.tags)
-    assert [t.task_id for t in dag.topological_sort()] == STAGES
+    assert [t.task_id for t in dag.topological_sort()] == TASKS
     assert {t.task_id: sorted(t.upstream_task_ids) for t in dag.tasks} == {
-        "ingest": [], "replay": ["ingest"], "marts": ["replay"], "audit": ["marts"], "publish": ["audit"]
+        "ingest": [], "replay": ["ingest"], "marts": ["replay"], "audit": ["marts"], "publish": ["audit"],
+        "report": ["publish"],
     }  # fmt: skip
     assert {(t.retries, t.depends_on_past, t.retry_exponential_backoff) for t in dag.tasks} == {
         (2, True, True)
     }
+
+
+def test_publish_declares_the_gold_tables_as_assets_downstream_dags_can_wait_for(dagbag):
+    from schemas.tables import GOLD_TABLES
+
+    dag = dagbag().dags[DAG_ID]
+    outlets = {t.task_id: sorted(a.name for a in t.outlets) for t in dag.tasks if t.outlets}
+    assert outlets == {"publish": sorted(f"offsetlake.gold.{spec.name}" for spec in GOLD_TABLES)}
 
 
 def test_parsing_imports_no_heavy_library_and_reads_the_environment(airflow, tmp_path):
@@ -74,7 +84,7 @@ def test_each_stage_runs_with_the_templated_interval_and_one_run_id(
         run, states = run_interval(dagbag().dags[DAG_ID], datetime(2026, 3, 1, 11, tzinfo=UTC))
     finally:
         Variable.delete("offsetlake_landing")
-    assert (run.state, states) == ("success", dict.fromkeys(STAGES, "success"))
+    assert (run.state, states) == ("success", dict.fromkeys(TASKS, "success"))
     calls = [json.loads(line) for line in log.read_text().splitlines()]
     interval = [
         "--from",
@@ -88,6 +98,7 @@ def test_each_stage_runs_with_the_templated_interval_and_one_run_id(
     assert calls == [
         ["ingest", *lake, "--landing", "/data/landing", *interval, "--config", "/etc/offsetlake.toml"],
         *[[stage, *lake, *interval, "--config", "/etc/offsetlake.toml"] for stage in STAGES[1:]],
+        ["report", *lake, *interval],
     ]
 
 
@@ -110,6 +121,7 @@ def test_a_failed_audit_stops_publish(dagbag, stage_recorder, monkeypatch, tmp_p
         "marts": "success",
         "audit": "failed",
         "publish": "upstream_failed",
+        "report": "upstream_failed",
     }
     assert [json.loads(line)[0] for line in log.read_text().splitlines()] == [
         "ingest",

@@ -54,7 +54,7 @@ def test_two_intervals_through_airflow_find_the_simulated_incidents(dagbag, tmp_
         began = time.perf_counter()
         run = dag.test(logical_date=START + timedelta(hours=hour))
         timings.append(time.perf_counter() - began)
-        assert {ti.task_id: ti.state for ti in run.get_task_instances()} == dict.fromkeys(STAGES, "success")
+        assert {ti.task_id: ti.state for ti in run.get_task_instances()} == dict.fromkeys([*STAGES, "report"], "success")
         assert (run.data_interval_start, run.data_interval_end) == (
             START + timedelta(hours=hour - 1),
             START + timedelta(hours=hour),
@@ -73,6 +73,7 @@ def test_two_intervals_through_airflow_find_the_simulated_incidents(dagbag, tmp_
     }
     for run_id in runs:
         assert (lake / "reports" / "quality" / f"{run_id}.html").is_file()
+        assert "Lag per group" in (lake / "reports" / "lake" / f"{run_id}.html").read_text()
     published = table(lake, "gold/consumer_lag")
     assert {r["observed_at"].hour for r in published} == {0, 1}
 
