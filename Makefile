@@ -1,22 +1,51 @@
 # The two commands of the README: `make demo` and `make test`. Each creates the virtual
 # environment on first use (uv, from the lock file), so nothing needs installing by hand
-# but Python 3.11 and Java 17+.
+# but Python 3.11 to 3.13 and Java 17+ (and, for the browser test, Debian's chromium).
+#
+# PYTHON: the newest interpreter that runs and is 3.11 to 3.13 (pyproject's requires-python),
+# among python3.13, python3.12, python3.11, python3 and pyenv's versions; or PYTHON=... .
+# VENV: where the environment goes, so that two Pythons can be tried side by side:
+#   make PYTHON=python3.13 VENV=.venv313 test-fast
 
-PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VERSION_OF := import sys; v = sys.version_info; sys.exit(not (3, 11) <= v[:2] < (3, 14)) or print("%d.%d.%d" % v[:3])
+ifeq ($(origin PYTHON),undefined)
+PYTHON := $(shell for p in python3.13 python3.12 python3.11 python3 \
+            $${PYENV_ROOT:-$$HOME/.pyenv}/versions/3.1[123]*/bin/python3; do \
+            v=$$($$p -c '$(VERSION_OF)' 2>/dev/null) && echo "$$v $$(command -v $$p)"; done | sort -rV | head -1 | cut -d' ' -f2)
+endif
 UV_VERSION := 0.13.9
-VENV := .venv
+VENV ?= .venv
 UV := .tools/bin/uv
+CHROMIUM ?= /usr/bin/chromium
 export UV_PYTHON_DOWNLOADS := never
+export UV_PROJECT_ENVIRONMENT := $(VENV)
 
-.PHONY: demo test test-fast lint bench env jvm-archive check-java clean
+.PHONY: demo test test-fast lint bench env jvm-archive check-java check-python browser clean
 
-$(UV):
+check-python:
+	@[ -n "$(PYTHON)" ] || { \
+	  echo "OffsetLake needs Python 3.11, 3.12 or 3.13, and none was found (python3.13, python3.12, python3.11, python3)."; \
+	  echo "Install one (Debian/Ubuntu: sudo apt-get install python3.11 python3.11-venv; macOS: brew install python@3.13)"; \
+	  echo "or name it: make PYTHON=/path/to/python3.12 ..."; exit 1; }
+
+$(UV): | check-python
 	$(PYTHON) -m venv .tools
 	.tools/bin/pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
 
 $(VENV)/.synced: pyproject.toml uv.lock | $(UV)
 	$(UV) sync --frozen --all-extras --python $(PYTHON)
 	touch $@
+
+# the report's browser test opens it in Debian's Chromium: installed here when missing (as root),
+# else the exact command to run; the test itself fails, never skips, without it
+browser:
+	@[ -x "$(CHROMIUM)" ] || command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "Installing Debian's chromium for the browser test ..."; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else \
+	    echo "The browser test needs Chromium: sudo apt-get install chromium (or CHROMIUM=/path/to/chromium)"; exit 1; \
+	  fi; }
 
 env: $(VENV)/.synced
 
@@ -43,11 +72,11 @@ lint: env
 	$(VENV)/bin/lint-imports --no-cache > .lint-imports.log || { cat .lint-imports.log; exit 1; }
 
 # every test: unit (no Spark), integration (real Spark and Delta) and end-to-end (marked slow)
-test: lint jvm-archive
+test: lint jvm-archive browser
 	$(VENV)/bin/python -m pytest
 
 # all but the end-to-end tests (whole runs, real Airflow, the benchmark's agreement with DuckDB)
-test-fast: lint jvm-archive
+test-fast: lint jvm-archive browser
 	$(VENV)/bin/python -m pytest -m "not slow"
 
 bench: jvm-archive
