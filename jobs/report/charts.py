@@ -54,15 +54,16 @@ CHARTS: tuple[Chart, ...] = (
     Chart(
         "regressions",
         "Regressions over time",
-        "Each committed offset that went backwards: its size (messages consumed twice) and what explains it "
-        "(a logged reset, else the evidence that showed it).",
-        f"""SELECT detected_at, topic || '@' || consumer_group AS key, regression_size,
+        "Each committed offset that went backwards, per queue: its size (messages consumed twice) and what "
+        "explains it (a logged reset, else the evidence that showed it).",
+        f"""SELECT detected_at, topic || '@' || consumer_group || ' ' || broker || ' q' || CAST(queue_id AS VARCHAR) AS queue_key,
+                  regression_size,
                   coalesce(explained_by, '{figures.UNEXPLAINED} (' || evidence || ')') AS cause,
                   broker || ' q' || CAST(queue_id AS VARCHAR) AS queue, coalesce(client_host, '?') AS client_host,
                   CAST(stored_offset AS VARCHAR) || ' -> ' || CAST("offset" AS VARCHAR) AS moved
            FROM silver_offset_regressions WHERE {{where}} ORDER BY detected_at""",
         "detected_at",
-        partial(figures.bubbles, x="detected_at", y="key", size="regression_size", colour="cause",
+        partial(figures.bubbles, x="detected_at", y="queue_key", size="regression_size", colour="cause",
                 hover=("queue", "regression_size", "moved", "client_host")),
         wide=True,
     ),

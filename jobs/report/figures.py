@@ -82,7 +82,11 @@ def bubbles(rows: pa.Table, *, x: str, y: str, size: str, colour: str, hover: Se
                 hovertemplate="%{x}<br>%{text}<extra>" + name + "</extra>",
             )
         )  # fmt: skip
-    return _styled(figure)
+    _styled(figure)
+    keys = len(set(rows.column(y).to_pylist()))
+    figure.update_layout(height=max(HEIGHT, 120 + 22 * keys),
+                         yaxis={"automargin": True, "categoryorder": "category descending"})  # fmt: skip
+    return figure
 
 
 def top_bars(rows: pa.Table, *, label: str, value: str, value_title: str) -> go.Figure:
@@ -101,8 +105,12 @@ def heat_map(rows: pa.Table, *, x: str, y: str, z: str, z_title: str) -> go.Figu
     xs = sorted(set(rows.column(x).to_pylist()))
     ys = sorted({str(v) for v in rows.column(y).to_pylist()})
     cells = {(r[x], str(r[y])): r[z] for r in rows.to_pylist()}
+    # the scale starts at zero (both ends given, or Plotly fits it to the data): a broker
+    # whose snapshots thinned out shows paler, not the same colour as a full hour
+    top = max(v for v in cells.values() if v is not None)
     figure = go.Figure(
-        go.Heatmap(x=xs, y=ys, z=[[cells.get((at, name)) for at in xs] for name in ys], colorscale="Blues", zmin=0,
+        go.Heatmap(x=xs, y=ys, z=[[cells.get((at, name)) for at in xs] for name in ys], colorscale="Blues",
+                   zmin=0, zmax=top,
                    colorbar={"title": {"text": z_title}}, hoverongaps=False,
                    hovertemplate="%{y}<br>%{x}<br>" + z_title + ": %{z}<extra></extra>")
     )  # fmt: skip
