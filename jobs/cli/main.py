@@ -13,15 +13,14 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
 from jobs.cli import report, sql
 from jobs.cli.progress import progress_for
-from jobs.cli.settings import check_interval, check_lake, settings_from
+from jobs.cli.settings import check_interval, check_lake, new_run_id, settings_from
 from jobs.cli.summary import print_summary
 from jobs.io.lake import LakeError
 from jobs.io.landing import LandingError
@@ -56,10 +55,6 @@ def utc_time(text: str) -> datetime:
         raise argparse.ArgumentTypeError(
             f"{text!r} is not an ISO-8601 time such as 2026-11-21T10:00:00Z"
         ) from error
-
-
-def new_run_id() -> str:
-    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ-") + uuid.uuid4().hex[:8]
 
 
 def settings_options(parser: argparse.ArgumentParser) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 
 from jobs.io.lake import LakeError
@@ -23,6 +25,11 @@ def settings_from(args: argparse.Namespace) -> Settings:
     if getattr(args, "delta_engine", None):
         spark = spark.model_copy(update={"delta_engine": args.delta_engine})
     return settings.model_copy(update={"spark": spark})
+
+
+def new_run_id() -> str:
+    """A run id: its start in UTC and a random suffix (``20261121T100000Z-1a2b3c4d``)."""
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ-") + uuid.uuid4().hex[:8]
 
 
 def check_lake(root: Path) -> None:

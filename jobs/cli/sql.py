@@ -20,8 +20,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from jobs.cli.output import FORMATS, render_aligned, write_result
-from jobs.cli.settings import settings_from
+from jobs.cli.settings import new_run_id, settings_from
 from jobs.io.query import LakeSql, QueryError, describe_tables, open_lake_sql, open_spark_sql
+from jobs.runtime.logs import log_file
 from jobs.runtime.session import build_session
 from schemas.config import ConfigError
 
@@ -54,7 +55,12 @@ def sql_arguments(parser: argparse.ArgumentParser) -> None:
 def open_queries(args: argparse.Namespace) -> LakeSql:
     if args.engine == "spark":
         settings = settings_from(args)
-        return open_spark_sql(build_session(settings.spark), args.lake, settings.spark.delta_engine)
+        # the JVM's start-up notes and warnings go to a log file, as a run's do (jobs.runtime.logs)
+        output = (
+            None if args.verbose else log_file(str(args.lake), settings.logs.directory, f"sql-{new_run_id()}")
+        )
+        spark = build_session(settings.spark, output)
+        return open_spark_sql(spark, args.lake, settings.spark.delta_engine)
     return open_lake_sql(args.lake)
 
 

@@ -19,7 +19,7 @@ from pyspark.sql import SparkSession
 
 from jobs.quality.alerts import DeliveryResult
 from jobs.quality.results import CheckResult, Notification
-from schemas.instants import iso_z
+from schemas.instants import EPOCH, iso_z
 
 _STYLE = """
 body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}
@@ -85,6 +85,11 @@ def _alerts_table(notification: Notification) -> str:
     return f"<p>{notification.alerts_total} alerts ({counts}); a sample of each check is shown.</p><table><tr>{head}</tr>{body}</table>"
 
 
+def _from(start) -> str:
+    """The interval's start; a replay from the beginning (no earlier checkpoint) says so, not 1970."""
+    return "the first event" if start == EPOCH else iso_z(start)
+
+
 def render(
     notification: Notification, results: Sequence[CheckResult], delivery: DeliveryResult | None
 ) -> str:
@@ -104,7 +109,7 @@ def render(
 <p class="status {"error" if notification.has_errors else "warn" if failed else "pass"}">{escape(notification.status)}</p>
 <table>
 <tr><th>run</th><td>{escape(notification.run_id)}</td></tr>
-<tr><th>interval</th><td>{iso_z(notification.interval_start)} to {iso_z(notification.interval_end)}</td></tr>
+<tr><th>interval</th><td>{_from(notification.interval_start)} to {iso_z(notification.interval_end)}</td></tr>
 <tr><th>checks</th><td>{len(results)} run, {len(failed)} failed ({sum(r.is_error for r in results)} errors)</td></tr>
 <tr><th>alerts</th><td>{notification.alerts_total}; {escape(sent)}</td></tr>
 </table>

@@ -16,7 +16,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from jobs.cli.main import new_run_id
+from jobs.cli.settings import new_run_id
 from jobs.runtime import class_archive
 from jobs.stages.runner import run_stages
 from jobs.tools.simulator import SimulationSpec, simulate
