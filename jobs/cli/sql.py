@@ -27,7 +27,7 @@ from jobs.runtime.session import build_session
 from schemas.config import ConfigError
 
 HISTORY_FILE = Path(os.environ.get("OFFSETLAKE_HISTORY", Path.home() / ".offsetlake_history"))
-PROMPT, CONTINUATION = "offsetlake> ", "        ...> "
+PROMPT, CONTINUATION = "offsetlake> ", "       ...> "
 
 
 def _lake_option(parser: argparse.ArgumentParser) -> None:
