@@ -10,6 +10,7 @@ runs alone with the same ``--run-id``) and records its own result there. A faile
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from typing import Protocol
 from pyspark.sql import SparkSession
 
 from jobs.io.lake import Lake
+from jobs.io.lake_lock import LakeLock
 from jobs.runtime.session import build_session
 from jobs.stages import audit, ingest, marts, publish, replay
 from jobs.stages.context import RunContext
@@ -83,6 +85,9 @@ def outcome(step: str, context: RunContext | None) -> str:
     return "done"
 
 
+log = logging.getLogger("offsetlake.stages")
+
+
 def run_stages(
     settings: Settings,
     lake_root: Path | str,
@@ -107,16 +112,20 @@ def run_stages(
     context = RunContext(
         run_id, Lake(spark, lake_root, settings.spark.delta_engine), settings, landing, start, end
     )
-    upgrade(context.lake)
-    observer.finished(SESSION_STEP, time.perf_counter() - began, f"master {spark.sparkContext.master}")
-    for stage in STAGES:
-        if stage.name not in stages:
-            continue
-        observer.started(stage.name, spark)
-        began = time.perf_counter()
-        stage.run(context)
-        context.timings[stage.name] = time.perf_counter() - began
-        observer.finished(stage.name, context.timings[stage.name], outcome(stage.name, context))
-        if context.quality_failed:
-            break
+    with LakeLock(context.lake.root, run_id):
+        context.lake.discard_unfinished_writes()
+        upgrade(context.lake)
+        observer.finished(SESSION_STEP, time.perf_counter() - began, f"master {spark.sparkContext.master}")
+        for stage in STAGES:
+            if stage.name not in stages:
+                continue
+            observer.started(stage.name, spark)
+            log.info("stage %s: started (run %s)", stage.name, run_id)
+            began = time.perf_counter()
+            stage.run(context)
+            context.timings[stage.name] = time.perf_counter() - began
+            log.info("stage %s: done in %.1fs", stage.name, context.timings[stage.name])
+            observer.finished(stage.name, context.timings[stage.name], outcome(stage.name, context))
+            if context.quality_failed:
+                break
     return context

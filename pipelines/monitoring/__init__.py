@@ -55,6 +55,8 @@ class MonitoringCheck:
     unit: str
     find: Callable[[list[DataFrame], CheckContext], DataFrame]
     severity: Severity = "warn"
+    # every finding is an event to tell on its own (a status change), not grouped by consumer group
+    alert_per_finding: bool = False
 
     @property
     def check_name(self) -> str:
