@@ -41,7 +41,7 @@ def test_two_intervals_through_airflow_find_the_simulated_incidents(dagbag, tmp_
     lake, alerts_file, config = tmp_path / "lake", tmp_path / "alerts.jsonl", tmp_path / "offsetlake.toml"
     config.write_text(
         '[spark]\nmaster = "local[2]"\ndriver_memory = "1g"\nshuffle_partitions = 2\n'
-        f'[quality]\nsnapshot_interval = "PT10M"\n[quality.sink]\nkind = "file"\npath = "{alerts_file}"\n'
+        f'[quality]\nsnapshot_interval = "PT10M"\nregression_alert_above = 0\n[quality.sink]\nkind = "file"\npath = "{alerts_file}"\n'
     )
     settings = {"COMMAND": str(Path(sys.executable).parent / "offsetlake"), "LANDING": str(tmp_path / "landing"),
                 "LAKE": str(lake), "CONFIG": str(config), "RETRIES": "0", "SPARK_LOG_LEVEL": "ERROR"}  # fmt: skip
@@ -81,20 +81,20 @@ def test_two_intervals_through_airflow_find_the_simulated_incidents(dagbag, tmp_
 
     # Every injected incident was found: as a regression (seen in commits) or as a snapshot that
     # disagrees with the replayed commits (seen only in snapshots); nothing else was reported.
-    alerts = [{**a, "details": json.loads(a["details"])} for a in table(lake, "quality/alerts")]
-    assert {a["run_id"] for a in alerts} == set(runs)
+    findings = [{**a, "details": json.loads(a["details"])} for a in table(lake, "quality/findings")]
+    assert {a["run_id"] for a in findings} == set(runs)
     regressions = {
         (*(r[k] for k in QUEUE), r["offset"], r["stored_offset"])
         for r in table(lake, "silver/offset_regressions")
     }
     regression_alerts = {
         (*(a[k] for k in QUEUE), a["details"]["offset"], a["details"]["stored_offset"]): (a["measured_value"], a["client_host"])
-        for a in alerts if a["check_name"] == "monitoring.large_regressions"
+        for a in findings if a["check_name"] == "monitoring.large_regressions"
     }  # fmt: skip
     assert set(regression_alerts) == regressions
     mismatches = {
         (*(a[k] for k in QUEUE), a["details"]["snapshot_offset"])
-        for a in alerts
+        for a in findings
         if a["check_name"] == "monitoring.snapshot_commit_mismatch"
     }
     incidents = {
@@ -108,6 +108,14 @@ def test_two_intervals_through_airflow_find_the_simulated_incidents(dagbag, tmp_
     assert mismatches <= {key[:-1] for key in incidents}
     for key, (size, client_host) in regression_alerts.items():
         assert (size, client_host is None) == (key[-1] - key[-2], False)
+
+    # Alerts group the findings: one per (run, check, cluster, topic, group), counting them all.
+    alerts = table(lake, "quality/alerts")
+    grouped = {
+        (a["run_id"], a["check_name"], a["cluster"], a["topic"], a["consumer_group"]) for a in findings
+    }
+    assert len(alerts) == len(grouped) <= len(findings)
+    assert sum(a["findings"] for a in alerts) == len(findings)
 
     # The file sink received the same alerts, each with its run's fields.
     sent = [json.loads(line) for line in alerts_file.read_text().splitlines()]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from schemas.tables import ALL_TABLES, QUALITY_ALERTS, QUALITY_CHECK_RESULTS, TableSpec
+from schemas.tables import ALL_TABLES, QUALITY_TABLES, TableSpec
 
-TABLES = (*ALL_TABLES, QUALITY_CHECK_RESULTS, QUALITY_ALERTS)
+TABLES = (*ALL_TABLES, *QUALITY_TABLES)
 
 
 @pytest.mark.parametrize("spec", TABLES, ids=lambda spec: spec.path)
