@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -187,17 +188,22 @@ def main(argv: list[str] | None = None, commands: Sequence[Command] = COMMANDS) 
     try:
         return chosen.run(args)
     except ConfigError as error:
-        print(f"offsetlake: configuration error: {error}", file=sys.stderr)
+        print(f"offsetlake: configuration error: {_one_line(error)}", file=sys.stderr)
         return EXIT_USAGE
     except QueryError as error:
         print(f"offsetlake: query error: {error}", file=sys.stderr)
         return EXIT_USAGE
     except (LandingError, LakeError, JavaMissingError, StageOrderError) as error:
-        print(f"offsetlake: {error}", file=sys.stderr)
+        print(f"offsetlake: {_one_line(error)}", file=sys.stderr)
         return EXIT_INPUT
     except LakeBusyError as error:
         print(f"offsetlake: {error}", file=sys.stderr)
         return EXIT_BUSY
+
+
+def _one_line(error: Exception) -> str:
+    """The error's message on one line (a name from a file may hold a line break or a terminal escape)."""
+    return re.sub(r"[\x00-\x1f\x7f]+", " ", str(error)).strip()
 
 
 if __name__ == "__main__":
