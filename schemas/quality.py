@@ -13,6 +13,7 @@ own, ``quality/check_results`` and ``quality/alerts`` (schemas.tables.quality).
 from __future__ import annotations
 
 import re
+import urllib.parse
 from dataclasses import dataclass
 from datetime import timedelta
 from enum import StrEnum
@@ -152,6 +153,13 @@ _YEAR = timedelta(days=366)
 _BREAKS = re.compile(r"[\x00-\x1f\x7f]")
 
 
+def _host(url: str) -> str | None:
+    try:
+        return urllib.parse.urlsplit(url).hostname
+    except ValueError:  # an unbalanced IPv6 bracket, a port that is no number
+        return None
+
+
 class AlertSinkSettings(_Model):
     """Where a run's alerts go besides ``quality/alerts``: the log, a JSON-lines file, or a webhook."""
 
@@ -175,6 +183,8 @@ class AlertSinkSettings(_Model):
             raise ValueError("the file alert sink needs 'path' (a JSON-lines file to append to)")
         if self.kind == "webhook" and not (self.url or "").startswith(("http://", "https://")):
             raise ValueError("the webhook alert sink needs 'url' starting with http:// or https://")
+        if self.kind == "webhook" and not _host(self.url):
+            raise ValueError("the webhook alert sink's 'url' names no host")
         if any(_BREAKS.search(text) for item in self.headers.items() for text in item) or _BREAKS.search(
             self.url or ""
         ):

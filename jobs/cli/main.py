@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -30,7 +29,7 @@ from jobs.io.landing import LandingError
 from jobs.io.query import QueryError
 from jobs.report.page import quality_link, report_location, write_report
 from jobs.runtime.java import JavaMissingError
-from jobs.runtime.logs import attach_log_file, configure_console, log_file
+from jobs.runtime.logs import attach_log_file, configure_console, inert, log_file
 from jobs.stages.context import RunContext, StageOrderError
 from jobs.stages.runner import STAGE_NAMES, STAGES, run_stages
 from schemas.config import ConfigError, Settings
@@ -188,22 +187,17 @@ def main(argv: list[str] | None = None, commands: Sequence[Command] = COMMANDS) 
     try:
         return chosen.run(args)
     except ConfigError as error:
-        print(f"offsetlake: configuration error: {_one_line(error)}", file=sys.stderr)
+        print(f"offsetlake: configuration error: {inert(error)}", file=sys.stderr)
         return EXIT_USAGE
     except QueryError as error:
         print(f"offsetlake: query error: {error}", file=sys.stderr)
         return EXIT_USAGE
     except (LandingError, LakeError, JavaMissingError, StageOrderError) as error:
-        print(f"offsetlake: {_one_line(error)}", file=sys.stderr)
+        print(f"offsetlake: {inert(error)}", file=sys.stderr)
         return EXIT_INPUT
     except LakeBusyError as error:
         print(f"offsetlake: {error}", file=sys.stderr)
         return EXIT_BUSY
-
-
-def _one_line(error: Exception) -> str:
-    """The error's message on one line (a name from a file may hold a line break or a terminal escape)."""
-    return re.sub(r"[\x00-\x1f\x7f]+", " ", str(error)).strip()
 
 
 if __name__ == "__main__":

@@ -175,12 +175,19 @@ def test_any_toml_document_gives_settings_or_one_configuration_error(document):
         ("clusters.a.admin_timezone", "Mars/Olympus", "clusters.a.admin_timezone: unknown time zone"),
         ("quality.sink.kind", "pager", "quality.sink.kind: Input should be 'log', 'file' or 'webhook'"),
         ("quality.sink.headers", {"X": "a\nb"}, "quality.sink: a webhook header or url holds a line break"),
+        (
+            "quality.sink.url",
+            "https://[::1/hook",
+            "quality.sink: the webhook alert sink's 'url' names no host",
+        ),
     ],
 )
 def test_impossible_values_and_intervals_say_which_setting(key, value, named):
     text = toml_at(key, value)
     if "sink.headers" in key:
         text += 'kind = "webhook"\nurl = "https://hooks.example/x"\n'
+    if "sink.url" in key:
+        text += 'kind = "webhook"\n'
     last, config = run_with_config(text)
     assert last == f"offsetlake: configuration error: configuration file {config}: {named}" or named in last
 
