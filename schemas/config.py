@@ -13,7 +13,11 @@ Every setting has a default that works on one machine; a TOML file given with
 
 from __future__ import annotations
 
+import json
+import os
+import re
 import tomllib
+from collections.abc import Mapping
 from datetime import timedelta
 from pathlib import Path
 from typing import Literal
@@ -32,23 +36,43 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+_SIZE = re.compile(r"(?i)[1-9][0-9]*([kmgt]b?)?")
+_MASTER = re.compile(
+    r"local(\[([1-9][0-9]*|\*)(,[1-9][0-9]*)?\])?|local-cluster\[[0-9, ]+\]|yarn|(spark|k8s|mesos)://\S+"
+)
+
+
 class SparkSettings(_Model):
     """How the job reaches Spark. ``master=None`` keeps whatever spark-submit or the
     cluster set, and falls back to the embedded ``local[*]`` only when nothing did."""
 
     master: str | None = None
-    app_name: str = "offsetlake"
+    app_name: str = Field(default="offsetlake", min_length=1)
     driver_memory: str = "4g"
     # Shuffles start with this many partitions; adaptive execution merges neighbours up to
     # ``partition_bytes`` of shuffled (compressed) data each, so a small input runs as one
     # task and a large one in tasks whose sorts and windows fit in memory.
     shuffle_partitions: int = Field(default=64, ge=1)
-    partition_bytes: str = Field(
-        default="8m", pattern=r"(?i)^[0-9]+([kmgt]b?)?$"
-    )  # Spark's size form: 8m, 512k, 1g
+    partition_bytes: str = "8m"  # Spark's size form: 8m, 512k, 1g
     # auto: native Spark Delta when its extension is on the classpath, else delta-rs.
     delta_engine: Literal["auto", "spark", "delta-rs"] = "auto"
     conf: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("master")
+    @classmethod
+    def _known_master(cls, value: str | None) -> str | None:
+        if value is not None and not _MASTER.fullmatch(value):
+            raise ValueError(
+                f"{value!r} is no Spark master URL; use local[*], local[4], spark://host:7077, yarn or k8s://..."
+            )
+        return value
+
+    @field_validator("driver_memory", "partition_bytes")
+    @classmethod
+    def _size(cls, value: str) -> str:
+        if not _SIZE.fullmatch(value):
+            raise ValueError(f"{value!r} is no size; use Spark's form such as 512m, 4g or 8m")
+        return value
 
 
 class ClusterSettings(_Model):
@@ -73,7 +97,7 @@ class ClusterSettings(_Model):
 
 
 class ReplaySettings(_Model):
-    throughput_window: timedelta = timedelta(hours=1)
+    throughput_window: timedelta = Field(default=timedelta(hours=1), le=timedelta(days=366))
     # Checkpoints older than this many runs are pruned; late data older than every
     # kept checkpoint makes the next run replay from the beginning.
     checkpoints_kept: int = Field(default=200, ge=1)
@@ -112,17 +136,83 @@ class Settings(_Model):
         return self.clusters.get(name, ClusterSettings())
 
 
-def load_settings(path: Path | None) -> Settings:
-    """Read settings from a TOML file, or the defaults when ``path`` is None."""
+def load_settings(path: Path | None, environ: Mapping[str, str] = os.environ) -> Settings:
+    """Read settings from a TOML file, or the defaults when ``path`` is None.
+
+    A string value may name environment variables, ``"Bearer ${OFFSETLAKE_WEBHOOK_TOKEN}"``,
+    resolved here (``$${`` keeps a literal ``${``); a variable that is not set is a ConfigError.
+    Every error is one line naming the file and the setting.
+    """
     if path is None:
         return Settings()
+    if path.is_dir():
+        raise ConfigError(f"configuration file {path} is a directory: give --config a TOML file")
     if not path.is_file():
         raise ConfigError(f"configuration file {path} does not exist")
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise ConfigError(f"configuration file {path} cannot be read: {error.strerror or error}") from error
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise ConfigError(f"configuration file {path} is not valid TOML: {error}") from error
+    resolved = _with_environment(raw, (), environ, path)
     try:
-        return Settings.model_validate(raw)
+        return Settings.model_validate(resolved)
     except ValidationError as error:
-        raise ConfigError(f"configuration file {path} is invalid:\n{error}") from error
+        problems = "; ".join(_problem(e) for e in error.errors(include_url=False))
+        raise ConfigError(f"configuration file {path}: {problems}") from error
+
+
+_VARIABLE = re.compile(r"\$(\$?)\{([^}]*)\}")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SECRET_KEYS = frozenset({"url", "headers", "conf"})
+
+
+def _with_environment(value: object, where: tuple, environ: Mapping[str, str], path: Path) -> object:
+    """``value`` with each ``${NAME}`` in its strings replaced by that environment variable."""
+    if isinstance(value, dict):
+        return {key: _with_environment(item, (*where, key), environ, path) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_with_environment(item, (*where, n), environ, path) for n, item in enumerate(value)]
+    if not isinstance(value, str):
+        return value
+
+    def resolve(match: re.Match) -> str:
+        escaped, name = match.groups()
+        if escaped:
+            return "${" + name + "}"
+        if not _NAME.fullmatch(name):
+            raise ConfigError(
+                f"configuration file {path}: {_key(where)}: ${{{name}}} names no environment variable"
+            )
+        if name not in environ:
+            raise ConfigError(
+                f"configuration file {path}: {_key(where)}: environment variable {name} is not set"
+            )
+        return environ[name]
+
+    return _VARIABLE.sub(resolve, value)
+
+
+def _key(where: tuple) -> str:
+    """A setting's dotted name (``quality.sink.url``); odd keys quoted, as TOML would."""
+    return (
+        ".".join(
+            part if isinstance(part, str) and re.fullmatch(r"[A-Za-z0-9_-]+", part) else json.dumps(str(part))
+            for part in where
+        )
+        or "(top level)"
+    )
+
+
+def _problem(error: dict) -> str:
+    """One pydantic error as ``key: what is wrong`` (the value shown unless it may be a secret)."""
+    where = tuple(part for part in error["loc"] if not str(part).startswith("function-"))
+    if error["type"] == "extra_forbidden":
+        return f"{_key(where)}: unknown setting (see schemas/config.py for the known ones)"
+    message = error["msg"].removeprefix("Value error, ").removeprefix("Assertion failed, ")
+    value = error.get("input")
+    shown = not _SECRET_KEYS & {str(part) for part in where} and isinstance(value, (str, int, float, bool))
+    if shown and error["type"] not in ("value_error", "missing"):
+        message += f" (got {json.dumps(value)[:60]})"
+    return f"{_key(where)}: {message}"

@@ -12,6 +12,8 @@ own, ``quality/check_results`` and ``quality/alerts`` (schemas.tables.quality).
 
 from __future__ import annotations
 
+import re
+import urllib.parse
 from dataclasses import dataclass
 from datetime import timedelta
 from enum import StrEnum
@@ -147,13 +149,26 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+_YEAR = timedelta(days=366)
+_BREAKS = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _host(url: str) -> str | None:
+    try:
+        return urllib.parse.urlsplit(url).hostname
+    except ValueError:  # an unbalanced IPv6 bracket, a port that is no number
+        return None
+
+
 class AlertSinkSettings(_Model):
     """Where a run's alerts go besides ``quality/alerts``: the log, a JSON-lines file, or a webhook."""
 
     kind: Literal["log", "file", "webhook"] = "log"
     path: Path | None = None  # file: one JSON object per alert, appended
-    url: str | None = None  # webhook: one JSON POST per run with alerts
-    headers: dict[str, str] = Field(default_factory=dict)
+    # webhook: one JSON POST per run with alerts. The URL and the headers may hold secrets (a token):
+    # never in a repr, and masked in what the sink logs (jobs.quality.alerts)
+    url: str | None = Field(default=None, repr=False)
+    headers: dict[str, str] = Field(default_factory=dict, repr=False)
     timeout_seconds: float = Field(default=10.0, gt=0)
     retries: int = Field(default=3, ge=0)  # attempts after the first
     backoff_seconds: float = Field(default=1.0, ge=0)  # first wait; doubles after each failure
@@ -168,23 +183,29 @@ class AlertSinkSettings(_Model):
             raise ValueError("the file alert sink needs 'path' (a JSON-lines file to append to)")
         if self.kind == "webhook" and not (self.url or "").startswith(("http://", "https://")):
             raise ValueError("the webhook alert sink needs 'url' starting with http:// or https://")
+        if self.kind == "webhook" and not _host(self.url):
+            raise ValueError("the webhook alert sink's 'url' names no host")
+        if any(_BREAKS.search(text) for item in self.headers.items() for text in item) or _BREAKS.search(
+            self.url or ""
+        ):
+            raise ValueError("a webhook header or url holds a line break or control character")
         return self
 
 
 class QualitySettings(_Model):
     """Thresholds of the monitoring checks, severities and the alert sink (``[quality]`` in TOML)."""
 
-    snapshot_interval: timedelta = timedelta(minutes=5)
-    max_missed_snapshots: int = Field(default=3, ge=1)
-    stalled_after: timedelta = timedelta(hours=1)
+    snapshot_interval: timedelta = Field(default=timedelta(minutes=5), gt=timedelta(0), le=_YEAR)
+    max_missed_snapshots: int = Field(default=3, ge=1, le=100_000)
+    stalled_after: timedelta = Field(default=timedelta(hours=1), gt=timedelta(0), le=_YEAR)
     # a regression that makes its group consume more messages than this again is a finding of
     # large_regressions; smaller ones (a rebalance's in-flight batch) are routine and stay
     # queryable in silver/offset_regressions only
     regression_alert_above: int = Field(default=100, ge=0)
     # A snapshot may hold any commit of this long before it (the broker persists every five seconds).
-    snapshot_commit_tolerance: timedelta = timedelta(seconds=10)
+    snapshot_commit_tolerance: timedelta = Field(default=timedelta(seconds=10), ge=timedelta(0), le=_YEAR)
     # History before the interval the monitoring checks read (gaps, stalls, last commits).
-    lookback: timedelta = timedelta(hours=6)
+    lookback: timedelta = Field(default=timedelta(hours=6), gt=timedelta(0), le=_YEAR * 10)
     max_queue_id: int = Field(default=MAX_QUEUE_ID, ge=0)
     # severity per check name (jobs.quality.checks checks the names when the settings load)
     severities: dict[str, Severity] = Field(default_factory=dict)

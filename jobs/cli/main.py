@@ -29,7 +29,7 @@ from jobs.io.landing import LandingError
 from jobs.io.query import QueryError
 from jobs.report.page import quality_link, report_location, write_report
 from jobs.runtime.java import JavaMissingError
-from jobs.runtime.logs import attach_log_file, configure_console, log_file
+from jobs.runtime.logs import attach_log_file, configure_console, inert, log_file
 from jobs.stages.context import RunContext, StageOrderError
 from jobs.stages.runner import STAGE_NAMES, STAGES, run_stages
 from schemas.config import ConfigError, Settings
@@ -187,13 +187,13 @@ def main(argv: list[str] | None = None, commands: Sequence[Command] = COMMANDS) 
     try:
         return chosen.run(args)
     except ConfigError as error:
-        print(f"offsetlake: configuration error: {error}", file=sys.stderr)
+        print(f"offsetlake: configuration error: {inert(error)}", file=sys.stderr)
         return EXIT_USAGE
     except QueryError as error:
         print(f"offsetlake: query error: {error}", file=sys.stderr)
         return EXIT_USAGE
     except (LandingError, LakeError, JavaMissingError, StageOrderError) as error:
-        print(f"offsetlake: {error}", file=sys.stderr)
+        print(f"offsetlake: {inert(error)}", file=sys.stderr)
         return EXIT_INPUT
     except LakeBusyError as error:
         print(f"offsetlake: {error}", file=sys.stderr)

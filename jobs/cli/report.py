@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from jobs.cli.settings import check_writable_file
 from jobs.report.page import report_location, write_report
 from schemas.config import ConfigError
 
@@ -33,5 +34,6 @@ def run_report(args: argparse.Namespace) -> int:
     if args.out is None and not args.run_id:
         raise ConfigError("give --out FILE (or --run-id, for <lake>/reports/lake/<run-id>.html)")
     out = args.out or report_location(args.lake, args.run_id)
+    check_writable_file(out, "--out")
     print(f"Report: {write_report(args.lake, out, args.start, args.end)}")
     return 0

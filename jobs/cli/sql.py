@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from jobs.cli.output import FORMATS, render_aligned, write_result
-from jobs.cli.settings import new_run_id, settings_from
+from jobs.cli.settings import check_writable_file, new_run_id, settings_from
 from jobs.io.query import LakeSql, QueryError, describe_tables, open_lake_sql, open_spark_sql
 from jobs.runtime.logs import log_file
 from jobs.runtime.session import build_session
@@ -67,6 +67,7 @@ def open_queries(args: argparse.Namespace) -> LakeSql:
 def run_sql(args: argparse.Namespace) -> int:
     if args.format == "parquet" and args.out is None and sys.stdout.isatty():
         raise ConfigError("parquet is binary: give --out FILE, or redirect standard output")
+    check_writable_file(args.out, "--out")
     queries = open_queries(args)
     if args.query is not None:
         write_result(queries.run(args.query), args.format, args.out)

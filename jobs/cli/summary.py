@@ -8,6 +8,7 @@ from pathlib import Path
 
 from pyspark.sql import functions as F
 
+from jobs.runtime.logs import inert
 from jobs.stages.context import RunContext
 from schemas.instants import iso_z
 from schemas.tables import ALL_TABLES, INGEST_RUNS, OFFSET_REGRESSIONS
@@ -54,10 +55,10 @@ def _regression_lines(lake, interval) -> list[str]:
     for r in top:
         who = f" by {r.client_host}" if r.client_host else ""
         why = f"; {r.explanation}" if r.explanation else ""
-        lines.append(
+        lines.append(inert(  # names from landed files: no line break or terminal escape gets through
             f"  {r.detected_at:%Y-%m-%d %H:%M:%S} {r.cluster}/{r.broker} {r.topic}@{r.consumer_group} q{r.queue_id}: "
             f"{r.stored_offset} -> {r.offset} ({r.regression_size} messages again, {r.evidence}{who}{why})"
-        )
+        ))  # fmt: skip
     return lines
 
 

@@ -16,6 +16,7 @@ import json
 import logging
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Protocol
 
 from jobs.quality.results import Notification
+from jobs.runtime.logs import inert
 from schemas.quality import AlertSinkSettings
 
 log = logging.getLogger("offsetlake.quality.alerts")
@@ -44,6 +46,15 @@ class AlertSink(Protocol):
     def send(self, notification: Notification) -> DeliveryResult: ...
 
 
+def masked_url(url: str) -> str:
+    """The URL without what may be a secret (path, query, user info): ``https://hooks.example/…``."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        return f"{parts.scheme}://{parts.hostname or ''}{f':{parts.port}' if parts.port else ''}/…"
+    except ValueError:  # no port number, an unbalanced bracket: nothing of it is shown
+        return "(the webhook's url)"
+
+
 class LogSink:
     """One log line per alert (ERROR for error severity, WARNING otherwise) and a summary line."""
 
@@ -53,7 +64,12 @@ class LogSink:
         for alert in notification.alerts:
             level = logging.ERROR if alert.severity == "error" else logging.WARNING
             log.log(
-                level, "[%s] %s %s: %s", notification.run_id, alert.check_name, alert.severity, alert.message
+                level,
+                "[%s] %s %s: %s",
+                notification.run_id,
+                alert.check_name,
+                alert.severity,
+                inert(alert.message),
             )
         log.warning(
             "[%s] data quality %s: %d alerts (%s); report %s",
@@ -110,6 +126,23 @@ class WebhookSink:
         self.retries = retries
         self.backoff_seconds = backoff_seconds
         self._sleep = sleep
+        # what must never reach a log or a report: the URL's path and query, the headers' values
+        parts = urllib.parse.urlsplit(url)
+        self._secrets = sorted(
+            {
+                text
+                for text in (url, parts.path, parts.query, parts.password or "", *(headers or {}).values())
+                if len(text) > 1
+            },
+            key=len,
+            reverse=True,
+        )
+
+    def redacted(self, text: str) -> str:
+        """``text`` with every secret of this sink (its URL's parts, its header values) masked."""
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return text
 
     def _post_once(self, body: bytes) -> tuple[bool, bool, str | None]:
         """(delivered, worth retrying, error) of one attempt."""
@@ -133,7 +166,8 @@ class WebhookSink:
             delivered, retry, error = self._post_once(body)
             if delivered:
                 return DeliveryResult(self.name, True, attempt)
-            log.warning("webhook %s attempt %d failed: %s", self.url, attempt, error)
+            error = self.redacted(error or "")
+            log.warning("webhook %s attempt %d failed: %s", masked_url(self.url), attempt, error)
             if not retry or attempt > self.retries:
                 return DeliveryResult(self.name, False, attempt, error)
             self._sleep(min(self.backoff_seconds * 2 ** (attempt - 1), _MAX_WAIT_SECONDS))
@@ -159,7 +193,10 @@ def deliver(sink: AlertSink, notification: Notification) -> DeliveryResult:
     try:
         result = sink.send(notification)
     except Exception as error:  # a sink must not take the run down with it
-        result = DeliveryResult(sink.name, False, 1, f"{type(error).__name__}: {error}")
+        text = f"{type(error).__name__}: {error}"
+        result = DeliveryResult(
+            sink.name, False, 1, sink.redacted(text) if hasattr(sink, "redacted") else text
+        )
     if not result.is_delivered:
         log.error(
             "alerts of run %s were not delivered to the %s sink: %s",

@@ -26,6 +26,15 @@ FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 _HANDLER_NAME = "offsetlake-log-file"
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def inert(text: object) -> str:
+    """``text`` on one line for a log or a terminal: a topic or group name from a landed file may hold
+    a line break (a forged log line) or a terminal escape; each control character shows as its escape."""
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(text))
+
+
 def log_file(lake_root: str, directory: Path | None, run_id: str) -> Path:
     """The run's log file: in ``directory`` when set, else ``<lake>/logs`` (a lake given as a
     URI keeps its logs in ``./offsetlake-logs``, since the JVM writes to a local file)."""
