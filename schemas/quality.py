@@ -102,6 +102,15 @@ def _in_interval(spec: t.TableSpec, since: Param = Param.INTERVAL_START) -> Expe
 
 
 _KEY_KIND = _codes("key_kind", *KEY_KINDS)
+# pipelines.replay.explain.CAUSES (schemas imports no pipeline: a test holds the two together)
+REGRESSION_CAUSES = (
+    "admin_reset",
+    "server_correction",
+    "rewind_to_min",
+    "stale_commit",
+    "failover",
+    "unexplained",
+)
 _POSITIVE_SIZE = Expectation("regression_sizes_positive", "between", ("regression_size",), 1, OFFSET_LIMIT)
 
 _EVIDENCE = _codes("evidence", "commit_log", "broker_notifyme", "client_persist")
@@ -125,7 +134,8 @@ SUITES = (
               offsets=("offset", "stored_offset_before", "client_offset_after")),
     _contract(t.STORED_OFFSET_TIMELINE, _codes("observation", "commit", "snapshot"),
               offsets=("stored_offset", "previous_stored_offset", "consumed_increment")),
-    _contract(t.OFFSET_REGRESSIONS, _POSITIVE_SIZE, _codes("evidence", "commit", "snapshot_pair"), _KEY_KIND,
+    _contract(t.OFFSET_REGRESSIONS, _POSITIVE_SIZE, _codes("evidence", "commit", "snapshot_pair", "snapshot_behind_commit"),
+              _KEY_KIND, _codes("cause", *REGRESSION_CAUSES),
               Expectation("regression_below_stored", "pair_at_least", ("stored_offset", "offset"), strict_max=True),
               offsets=("offset", "stored_offset")),
     _contract(t.REPLAY_CHECKPOINTS, _KEY_KIND,

@@ -43,10 +43,10 @@ def _regression_lines(lake, interval) -> list[str]:
     lines = [f"Regressions found in the interval: {found.count():,}" + (" (largest first):" if top else "")]
     for r in top:
         who = f" by {r.client_host}" if r.client_host else ""
-        why = f"; {r.explanation}" if r.explanation else ""
+        why = f": {r.cause_detail}" if r.cause_detail else ""
         lines.append(
             f"  {r.detected_at:%Y-%m-%d %H:%M:%S} {r.cluster}/{r.broker} {r.topic}@{r.consumer_group} q{r.queue_id}: "
-            f"{r.stored_offset} -> {r.offset} ({r.regression_size} messages again, {r.evidence}{who}{why})"
+            f"{r.stored_offset} -> {r.offset} ({r.regression_size} messages again, {r.evidence}{who}); {r.cause}{why}"
         )
     return lines
 

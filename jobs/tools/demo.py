@@ -16,8 +16,10 @@ from jobs.cli.main import Command, exit_code, new_run_id, settings_options, utc_
 from jobs.cli.settings import check_lake, settings_from
 from jobs.cli.summary import print_summary
 from jobs.stages.runner import run_stages
-from jobs.tools.simulator import SimulationSpec, simulate
+from jobs.tools.simulator import Incident, SimulationSpec, simulate
 from schemas.config import Settings
+from schemas.instants import from_collected
+from schemas.tables import OFFSET_REGRESSIONS
 
 
 def run_demo(workdir: Path, start: datetime, hours: int, settings: Settings) -> int:
@@ -37,13 +39,32 @@ def run_demo(workdir: Path, start: datetime, hours: int, settings: Settings) -> 
     )
     outcome = run_stages(settings, lake, landing, None, None, new_run_id())
     print_summary(outcome)
-    print("Injected incidents (what the regressions above should explain):")
+    found = outcome.lake.read(OFFSET_REGRESSIONS).collect()
+    print("Injected incidents and the cause the lake found for the regression each left:")
     for incident in manifest.incidents:
+        regression = regression_of(incident, found, spec.snapshot_interval)
+        cause = regression.cause if regression is not None else "(no regression found)"
+        verdict = "" if cause == incident.cause else f"  (expected {incident.cause})"
         print(
-            f"  {incident.occurred_at:%Y-%m-%d %H:%M:%S} {incident.kind:<22} {incident.cluster}/{incident.broker} "
-            f"{incident.topic}@{incident.consumer_group} q{incident.queue_id}: {incident.stored_offset_before} -> {incident.offset}"
+            f"  {incident.occurred_at:%Y-%m-%d %H:%M:%S} {incident.kind:<17} {incident.cluster}/{incident.broker} "
+            f"{incident.topic}@{incident.consumer_group} q{incident.queue_id}: {incident.stored_offset_before} -> "
+            f"{incident.offset}  cause found: {cause}{verdict}"
         )
     return exit_code(outcome)
+
+
+def regression_of(incident: Incident, regressions: list, within: timedelta):
+    """The first regression of the incident's queue from its time to ``within`` later (the next
+    snapshot shows what no commit shows), or None."""
+    key = (incident.cluster, incident.broker, incident.topic, incident.consumer_group, incident.queue_id)
+    since, until = incident.occurred_at, incident.occurred_at + within
+    mine = [
+        r
+        for r in regressions
+        if (r.cluster, r.broker, r.topic, r.consumer_group, r.queue_id) == key
+        and since <= from_collected(r.detected_at) <= until
+    ]
+    return min(mine, key=lambda r: (r.detected_at, r.observation_seq), default=None)
 
 
 def _arguments(parser) -> None:
