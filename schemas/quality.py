@@ -38,6 +38,9 @@ class Param(StrEnum):
     # start of the throughput window holding the interval's start (throughput is rebuilt from there)
     THROUGHPUT_FROM = "throughput_from"
     THROUGHPUT_FIRST_DATE = "throughput_first_date"
+    # start of the UTC day holding the interval's start (daily marts are rebuilt from there)
+    DAY_FROM = "day_from"
+    DAY_FIRST_DATE = "day_first_date"
 
 
 @dataclass(frozen=True)
@@ -134,8 +137,9 @@ SUITES = (
               offsets=("offset", "stored_offset_before", "client_offset_after")),
     _contract(t.STORED_OFFSET_TIMELINE, _codes("observation", "commit", "snapshot"),
               offsets=("stored_offset", "previous_stored_offset", "consumed_increment")),
-    _contract(t.OFFSET_REGRESSIONS, _POSITIVE_SIZE, _codes("evidence", "commit", "snapshot_pair", "snapshot_behind_commit"),
-              _KEY_KIND, _codes("cause", *REGRESSION_CAUSES),
+    _contract(t.OFFSET_REGRESSIONS, _POSITIVE_SIZE,
+              Expectation("exposure_at_least_the_size", "pair_at_least", ("messages_consumed_twice", "regression_size")),
+              _codes("evidence", "commit", "snapshot_pair", "snapshot_behind_commit"), _KEY_KIND, _codes("cause", *REGRESSION_CAUSES),
               Expectation("regression_below_stored", "pair_at_least", ("stored_offset", "offset"), strict_max=True),
               offsets=("offset", "stored_offset")),
     _contract(t.REPLAY_CHECKPOINTS, _KEY_KIND,
@@ -150,6 +154,10 @@ SUITES = (
               Expectation("window_ordered", "pair_at_least", ("window_end", "window_start"), strict_max=True),
               Expectation("counts_in_range", "between", ("messages_consumed", "messages_per_second", "observations"), 0, None),
               queue=None, first_date=Param.THROUGHPUT_FIRST_DATE),
+    _contract(t.DUPLICATE_EXPOSURE, _in_interval(t.DUPLICATE_EXPOSURE, since=Param.DAY_FROM),
+              Expectation("counts_positive", "between", ("regressions", "queues", "extra_deliveries"), 1, None),
+              Expectation("deliveries_cover_the_unintended", "pair_at_least", ("extra_deliveries", "unintended_extra_deliveries")),
+              queue=None, first_date=Param.DAY_FIRST_DATE),
 )  # fmt: skip
 
 

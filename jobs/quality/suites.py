@@ -20,6 +20,7 @@ from pyspark.sql import functions as F
 from jobs.io.lake import Lake
 from jobs.quality.gx_adapter import ExpectationOutcome, SuiteRunner
 from jobs.quality.results import Alert, CheckResult
+from pipelines.marts.exposure import DAY
 from pipelines.marts.windows import window_start
 from schemas.quality import SUITES, Param, QualitySettings, TableSuite
 
@@ -30,7 +31,7 @@ def interval_params(
     quality: QualitySettings, start: datetime, end: datetime, throughput_window: timedelta
 ) -> dict[Param, object]:
     """Values of the suites' parameters for the interval ``[start, end)``."""
-    throughput_from = window_start(start, throughput_window)
+    throughput_from, day_from = window_start(start, throughput_window), window_start(start, DAY)
     return {
         Param.INTERVAL_START: start,
         Param.INTERVAL_END: end,
@@ -39,6 +40,8 @@ def interval_params(
         Param.MAX_QUEUE_ID: quality.max_queue_id,
         Param.THROUGHPUT_FROM: throughput_from,
         Param.THROUGHPUT_FIRST_DATE: throughput_from.date(),
+        Param.DAY_FROM: day_from,
+        Param.DAY_FIRST_DATE: day_from.date(),
     }
 
 

@@ -20,12 +20,14 @@ from pyspark.sql import functions as F
 
 from jobs.io.lake import Lake
 from jobs.stages.context import ReplayInterval, StageOrderError
+from pipelines.marts.exposure import DAY
 from pipelines.marts.windows import window_start
 from schemas.instants import EPOCH, from_collected
 from schemas.tables import (
     CONSUME_THROUGHPUT,
     CONSUMER_LAG,
     CONSUMER_LAG_BY_GROUP,
+    DUPLICATE_EXPOSURE,
     REPLAY_CHECKPOINTS,
     REPLAY_RUNS,
     TableSpec,
@@ -101,10 +103,12 @@ def gold_ranges(
     interval: ReplayInterval, throughput_window: timedelta
 ) -> dict[TableSpec, tuple[datetime, datetime]]:
     """The event-time range of each gold table that a run over ``interval`` rewrites: the
-    interval, and for throughput from the start of the window holding its start."""
+    interval, and for throughput (duplicate exposure) from the start of the window (UTC day)
+    holding its start."""
     start, end = interval.replayed_from, interval.replayed_to
     return {
         CONSUMER_LAG: (start, end),
         CONSUMER_LAG_BY_GROUP: (start, end),
         CONSUME_THROUGHPUT: (window_start(start, throughput_window), end),
+        DUPLICATE_EXPOSURE: (window_start(start, DAY), end),
     }

@@ -15,6 +15,7 @@ from pyspark.sql import DataFrame
 from jobs.io.lake import Lake
 from jobs.stages.context import ReplayInterval, RunContext
 from jobs.stages.intervals import checkpoint_at, gold_ranges, replayed_interval
+from pipelines.marts.exposure import duplicate_exposure
 from pipelines.marts.lag import broker_offset_observations, consumer_lag, consumer_lag_by_group
 from pipelines.marts.throughput import consume_throughput
 from schemas.config import Settings
@@ -22,6 +23,8 @@ from schemas.tables import (
     CONSUME_THROUGHPUT,
     CONSUMER_LAG,
     CONSUMER_LAG_BY_GROUP,
+    DUPLICATE_EXPOSURE,
+    OFFSET_REGRESSIONS,
     QUEUE_KEY,
     QUEUE_OFFSETS,
     STORED_OFFSET_TIMELINE,
@@ -64,9 +67,14 @@ def build_marts(lake: Lake, settings: Settings, run_id: str) -> ReplayInterval:
     finally:
         observations.unpersist()
     staging.overwrite(CONSUMER_LAG_BY_GROUP, consumer_lag_by_group(staging.read(CONSUMER_LAG)))
-    throughput_from, _ = gold_ranges(interval, window)[CONSUME_THROUGHPUT]
+    ranges = gold_ranges(interval, window)
+    throughput_from, _ = ranges[CONSUME_THROUGHPUT]
     staging.overwrite(
         CONSUME_THROUGHPUT,
         consume_throughput(lake.read(STORED_OFFSET_TIMELINE, start=throughput_from, end=end), window),
+    )
+    day_from, _ = ranges[DUPLICATE_EXPOSURE]
+    staging.overwrite(
+        DUPLICATE_EXPOSURE, duplicate_exposure(lake.read(OFFSET_REGRESSIONS, start=day_from, end=end))
     )
     return interval

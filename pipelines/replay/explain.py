@@ -61,6 +61,8 @@ CAUSES = (
     Cause("unexplained", None, "nothing logged or observed explains it"),
 )  # fmt: skip
 RANK = {cause.name: n for n, cause in enumerate(CAUSES)}
+# regressions someone asked for: the duplicates they bring are the point
+INTENDED_CAUSES = ("admin_reset",)
 EVIDENCE_TABLE = {cause.name: cause.evidence for cause in CAUSES}
 
 

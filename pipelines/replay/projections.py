@@ -63,6 +63,14 @@ def regression_size(stored: Expr, offset: Expr) -> Expr:
     return Sub(stored, offset)
 
 
+def messages_consumed_twice(stored: Expr, client_mark: Expr, offset: Expr) -> Expr:
+    """The duplicate exposure of a regression: the messages below the group's high-water mark (the
+    client's increase-only mark, or what was stored when that is higher) that it sends back to be
+    consumed again. At least the regression's size; more when an earlier regression had already
+    set the stored offset below the mark."""
+    return Sub(Greatest((stored, client_mark)), offset)
+
+
 def _same(*names: str) -> tuple[tuple[str, Expr], ...]:
     return tuple((name, Col(name)) for name in names)
 
@@ -151,6 +159,7 @@ OFFSET_REGRESSIONS = Projection(
         ("observation_seq", OBSERVATION_SEQ),
         ("source_file", Col("source_file")),
         ("regression_size", regression_size(_STORED, _OFFSET)),
+        ("messages_consumed_twice", messages_consumed_twice(_STORED, Col("client_offset_after"), _OFFSET)),
         ("detected_date", ToDate(Col("event_at"))),
         ("_previous_commit_at", Col("previous_commit_at")),
         ("_previous_commit_host", Col("previous_commit_host")),

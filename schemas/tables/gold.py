@@ -71,3 +71,31 @@ CONSUME_THROUGHPUT = TableSpec(
         ("window_date", DATE, False),
     ),
 )
+
+DUPLICATE_EXPOSURE = TableSpec(
+    layer="gold",
+    name="duplicate_exposure",
+    grain="one row per (cluster, topic, consumer group, UTC day) with a regression",
+    keys=("cluster", "topic", "consumer_group", "day_start"),
+    event_time="day_start",
+    partition_by=("day",),
+    schema=fields(
+        ("cluster", STRING, False),
+        ("topic", STRING, False),
+        ("consumer_group", STRING, False),
+        ("day_start", TIMESTAMP, False),
+        ("regressions", LONG, False),
+        ("queues", LONG, False),
+        # deliveries the day's regressions add: each regression's size (what it sends back beyond what an
+        # earlier one already had), so a message two regressions send back counts twice: it comes twice more
+        ("extra_deliveries", LONG, False),
+        # those of regressions nobody asked for: every cause but an operator's reset (or a pull consumer's seek)
+        ("unintended_extra_deliveries", LONG, False),
+        # the largest silver/offset_regressions messages_consumed_twice of the day (one regression's exposure)
+        ("largest_messages_consumed_twice", LONG, False),
+        ("unexplained_regressions", LONG, False),
+        ("first_detected_at", TIMESTAMP, False),
+        ("last_detected_at", TIMESTAMP, False),
+        ("day", DATE, False),
+    ),
+)

@@ -90,6 +90,8 @@ OFFSET_REGRESSIONS = TableSpec(
         ("offset", LONG, False),
         ("stored_offset", LONG, False),
         ("regression_size", LONG, False),
+        # messages below the group's high-water mark sent back to be consumed again (duplicate exposure)
+        ("messages_consumed_twice", LONG, False),
         # commit | snapshot_pair (below the previous snapshot) | snapshot_behind_commit (below the last commit)
         ("evidence", STRING, False),
         ("client_host", STRING, True),

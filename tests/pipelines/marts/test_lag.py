@@ -116,7 +116,7 @@ def test_each_queue_reads_its_own_stored_offsets(spark):
 def test_lag_before_any_interval_observation_comes_from_the_checkpoint(spark):
     seed = empty_seed(spark).unionByName(
         spark.createDataFrame(
-            [("c1", "broker-a", "t", "g", 0, "normal", None, None, None, None, 0, at(-60), 80)],
+            [("c1", "broker-a", "t", "g", 0, "normal", None, None, None, None, None, None, 0, at(-60), 80)],
             empty_seed(spark).schema,
         )
     )

@@ -42,6 +42,14 @@ def test_broker_overwrite_and_client_increase_only(spark):
     assert rows(result.regressions, *REGRESSION) == [(at(20), 90, 120, 30, "commit", "10.0.0.1:5000")]
 
 
+def test_a_second_regression_before_the_group_caught_up_exposes_everything_below_its_mark(spark):
+    result = run(spark, [commit(10, 100, 1), commit(20, 90, 2), commit(30, 95, 3), commit(40, 80, 4)], [])
+    assert rows(result.regressions, "detected_at", "regression_size", "messages_consumed_twice") == [
+        (at(20), 10, 10),
+        (at(40), 15, 20),  # 80 to 100 come again; 95 to 100 had come back already
+    ]
+
+
 def test_first_commit_with_nothing_known_before_is_no_regression(spark):
     result = run(spark, [commit(10, 50, 1)], [])
     assert rows(result.commits, *REPLAYED) == [(at(10), 50, None, None, 50, False, None)]

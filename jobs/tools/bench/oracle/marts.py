@@ -4,6 +4,7 @@
                                 observation (ASOF join on the timeline's last observation at or before it)
     ref_consumer_lag_by_group   gold/consumer_lag_by_group
     ref_consume_throughput      gold/consume_throughput: positive increments per epoch-aligned window
+    ref_duplicate_exposure      gold/duplicate_exposure: the regressions' duplicate exposure per group and UTC day
 
 A topicStatus row (no group) stands for every group known on that broker and topic; where
 a group's own consumerProgress row gives the same queue and instant, that row is used.
@@ -15,7 +16,10 @@ from datetime import timedelta
 
 import duckdb
 
+from jobs.tools.bench.oracle.sql_text import literal
+from pipelines.marts.exposure import DAY
 from pipelines.marts.windows import window_seconds, window_start_sql
+from pipelines.replay.explain import INTENDED_CAUSES
 
 QUEUE = "cluster, broker, topic, consumer_group, queue_id"
 
@@ -86,8 +90,26 @@ def _throughput_sql(window: timedelta) -> str:
     """
 
 
+def _exposure_sql() -> str:
+    intended = ", ".join(literal(c) for c in INTENDED_CAUSES)
+    return f"""
+        WITH daily AS (SELECT *, {window_start_sql("detected_at", DAY)} AS day_start FROM ref_offset_regressions)
+        SELECT cluster, topic, consumer_group, day_start, count(*) AS regressions,
+               count(DISTINCT (broker, queue_id)) AS queues,
+               CAST(sum(regression_size) AS BIGINT) AS extra_deliveries,
+               CAST(sum(CASE WHEN cause NOT IN ({intended}) THEN regression_size ELSE 0 END) AS BIGINT)
+                   AS unintended_extra_deliveries,
+               max(messages_consumed_twice) AS largest_messages_consumed_twice,
+               count(*) FILTER (WHERE cause = 'unexplained') AS unexplained_regressions,
+               min(detected_at) AS first_detected_at, max(detected_at) AS last_detected_at,
+               CAST(day_start AS DATE) AS day
+        FROM daily GROUP BY ALL
+    """
+
+
 def build_marts(con: duckdb.DuckDBPyConnection, throughput_window: timedelta) -> None:
-    """Create the three gold ref_* tables (see the module docstring)."""
+    """Create the gold ref_* tables (see the module docstring)."""
     con.execute(f"CREATE TABLE ref_consumer_lag AS {_lag_sql()}")
     con.execute(f"CREATE TABLE ref_consumer_lag_by_group AS {_LAG_BY_GROUP_SQL}")
     con.execute(f"CREATE TABLE ref_consume_throughput AS {_throughput_sql(throughput_window)}")
+    con.execute(f"CREATE TABLE ref_duplicate_exposure AS {_exposure_sql()}")

@@ -104,15 +104,18 @@ def _state_sql() -> str:
                       AND previous_commit.at <= event_at - INTERVAL {SNAPSHOT_SETTLE_SECONDS} SECOND THEN prev_commit END
                     AS settled_commit_offset
             FROM first_pass
+        ), marked AS (
+            SELECT *,
+                greatest(
+                    first_value(CASE WHEN commit_offset IS NOT NULL THEN {{'start': stored_offset_before}} END IGNORE NULLS)
+                        OVER (PARTITION BY {QUEUE} ORDER BY {ORDER} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW).start,
+                    max_commit_so_far) AS client_mark
+            FROM judged
         )
-        SELECT *,
-            CASE WHEN commit_offset IS NOT NULL THEN greatest(
-                first_value(CASE WHEN commit_offset IS NOT NULL THEN {{'start': stored_offset_before}} END IGNORE NULLS)
-                    OVER (PARTITION BY {QUEUE} ORDER BY {ORDER} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW).start,
-                max_commit_so_far) END AS client_offset_after,
+        SELECT *, CASE WHEN commit_offset IS NOT NULL THEN client_mark END AS client_offset_after,
             concat_ws('|', CAST(event_rank AS VARCHAR), source_file, lpad(CAST(line_rank AS VARCHAR), 12, '0'))
                 AS observation_seq
-        FROM judged
+        FROM marked
     """
 
 
@@ -147,16 +150,17 @@ def _silver_sql() -> dict[str, str]:
             ), regressions AS (
                 SELECT {QUEUE}, event_at AS detected_at, commit_offset AS "offset", stored_offset_before AS stored_offset,
                        'commit' AS evidence, client_host, evidence AS commit_evidence, commit_path, key_kind,
-                       observation_seq, source_file, previous_commit_at, previous_commit_host
+                       observation_seq, source_file, previous_commit_at, previous_commit_host, client_mark
                 FROM ref_state WHERE is_regression
                 UNION ALL
                 SELECT {QUEUE}, event_at, snapshot_offset,
                        CASE WHEN is_pair THEN previous_snapshot_offset ELSE settled_commit_offset END,
                        CASE WHEN is_pair THEN 'snapshot_pair' ELSE 'snapshot_behind_commit' END, NULL, NULL, NULL,
-                       key_kind, observation_seq, source_file, previous_commit_at, previous_commit_host
+                       key_kind, observation_seq, source_file, previous_commit_at, previous_commit_host, client_mark
                 FROM snapshots WHERE is_pair OR snapshot_offset < settled_commit_offset
             )
-            SELECT {QUEUE}, detected_at, "offset", stored_offset, stored_offset - "offset" AS regression_size, evidence,
+            SELECT {QUEUE}, detected_at, "offset", stored_offset, stored_offset - "offset" AS regression_size,
+                   greatest(stored_offset, client_mark) - "offset" AS messages_consumed_twice, evidence,
                    client_host, commit_evidence, commit_path, key_kind, observation_seq, source_file,
                    CAST(detected_at AS DATE) AS detected_date, previous_commit_at, previous_commit_host
             FROM regressions""",
@@ -248,7 +252,8 @@ def _explained_sql() -> str:
                    c.source_file AS cause_source_file, c.line_no AS cause_line_no, c.cause_at, c.detail AS cause_detail
             FROM ref_queued_regressions g LEFT JOIN chosen c USING (regression_row)
         )
-        SELECT {QUEUE}, detected_at, "offset", stored_offset, regression_size, evidence, client_host, commit_evidence,
+        SELECT {QUEUE}, detected_at, "offset", stored_offset, regression_size, messages_consumed_twice, evidence,
+               client_host, commit_evidence,
                commit_path, key_kind, observation_seq, source_file, cause,
                CASE cause {evidence} END AS cause_evidence, cause_source_file, CAST(cause_line_no AS BIGINT) AS cause_line_no,
                cause_at, cause_detail, detected_date
