@@ -38,6 +38,9 @@ class Param(StrEnum):
     # start of the throughput window holding the interval's start (throughput is rebuilt from there)
     THROUGHPUT_FROM = "throughput_from"
     THROUGHPUT_FIRST_DATE = "throughput_first_date"
+    # start of the status window holding the interval's start (the status is rebuilt from there)
+    STATUS_FROM = "status_from"
+    STATUS_FIRST_DATE = "status_first_date"
     # start of the UTC day holding the interval's start (daily marts are rebuilt from there)
     DAY_FROM = "day_from"
     DAY_FIRST_DATE = "day_first_date"
@@ -105,7 +108,9 @@ def _in_interval(spec: t.TableSpec, since: Param = Param.INTERVAL_START) -> Expe
 
 
 _KEY_KIND = _codes("key_kind", *KEY_KINDS)
-# pipelines.replay.explain.CAUSES (schemas imports no pipeline: a test holds the two together)
+# pipelines.marts.status.STATUSES, and pipelines.replay.explain.CAUSES (schemas import no pipeline: tests
+# hold them together)
+CONSUMER_STATUSES = ("OK", "WARN", "STALL", "STOP", "REWIND", "ERR")
 REGRESSION_CAUSES = (
     "admin_reset",
     "server_correction",
@@ -152,8 +157,19 @@ SUITES = (
     # Throughput is rebuilt from the start of the window holding the interval's start.
     _contract(t.CONSUME_THROUGHPUT, _in_interval(t.CONSUME_THROUGHPUT, since=Param.THROUGHPUT_FROM),
               Expectation("window_ordered", "pair_at_least", ("window_end", "window_start"), strict_max=True),
-              Expectation("counts_in_range", "between", ("messages_consumed", "messages_per_second", "observations"), 0, None),
+              Expectation("counts_in_range", "between", ("messages_consumed", "messages_per_second", "observations",
+                                                         "messages_produced", "produced_per_second"), 0, None),
               queue=None, first_date=Param.THROUGHPUT_FIRST_DATE),
+    _contract(t.PRODUCE_THROUGHPUT, _in_interval(t.PRODUCE_THROUGHPUT, since=Param.THROUGHPUT_FROM),
+              Expectation("window_ordered", "pair_at_least", ("window_end", "window_start"), strict_max=True),
+              Expectation("counts_in_range", "between", ("messages_produced", "messages_per_second", "max_offset_decreases"), 0, None),
+              Expectation("observed", "between", ("observations",), 1, None),
+              offsets=("max_offset",), first_date=Param.THROUGHPUT_FIRST_DATE),
+    _contract(t.CONSUMER_STATUS, _in_interval(t.CONSUMER_STATUS, since=Param.STATUS_FROM),
+              _codes("status", *CONSUMER_STATUSES),
+              Expectation("counts_in_range", "between", ("lag_observations", "commits", "messages_consumed", "regressions",
+                                                         "expired_messages"), 0, None),
+              queue=None, first_date=Param.STATUS_FIRST_DATE),
     _contract(t.DUPLICATE_EXPOSURE, _in_interval(t.DUPLICATE_EXPOSURE, since=Param.DAY_FROM),
               Expectation("counts_positive", "between", ("regressions", "queues", "extra_deliveries"), 1, None),
               Expectation("deliveries_cover_the_unintended", "pair_at_least", ("extra_deliveries", "unintended_extra_deliveries")),
