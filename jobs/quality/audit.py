@@ -30,6 +30,7 @@ from jobs.quality.alerts import DeliveryResult, build_sink, deliver
 from jobs.quality.report import report_path, write_report
 from jobs.quality.results import Alert, CheckResult, Notification
 from pipelines.monitoring import CHECKS
+from schemas.config import StatusSettings
 from schemas.instants import utc
 from schemas.quality import QualitySettings
 from schemas.tables import QUALITY_ALERTS, QUALITY_CHECK_RESULTS
@@ -147,8 +148,9 @@ def run_audit(
         )
     log.info("auditing %s to %s (run %s)", start.isoformat(), end.isoformat(), run_id)
 
+    status = getattr(settings, "status", None) or StatusSettings()
     expectation_results, expectation_alerts = suites.validate_tables(
-        lake, quality, start, end, _throughput_window(settings)
+        lake, quality, start, end, _throughput_window(settings), status.window
     )
     _write_alerts(spark, lake, quality, expectation_alerts, run_id, start, end)
     counts, alerts = _collected_alerts(lake, start, quality.sink.max_alerts_per_check)
