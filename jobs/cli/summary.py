@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pyspark.sql import functions as F
 
+from jobs.cli.answers import answer_lines
 from jobs.stages.context import RunContext
 from schemas.tables import ALL_TABLES, INGEST_RUNS, OFFSET_REGRESSIONS
 
@@ -66,7 +67,7 @@ def print_summary(outcome: RunContext) -> None:
     print("Tables (rows):")
     for spec in ALL_TABLES:
         print(f"  {spec.path:<34} {lake.row_count(spec):>12,}")
-    for line in _regression_lines(lake, interval):
+    for line in (*_regression_lines(lake, interval), *answer_lines(lake, interval)):
         print(line)
     if outcome.audit is not None:
         status = "FAILED (error-severity checks)" if outcome.audit.has_errors else "passed"
