@@ -192,6 +192,9 @@ class AlertSinkSettings(_Model):
     retries: int = Field(default=3, ge=0)  # attempts after the first
     backoff_seconds: float = Field(default=1.0, ge=0)  # first wait; doubles after each failure
     max_alerts_per_check: int = Field(default=20, ge=1)
+    top_findings: int = Field(default=5, ge=1)  # the largest findings an alert carries
+    # a webhook body's bound; alerts beyond it are counted, not sent
+    max_payload_bytes: int = Field(default=256 * 1024, ge=4096)
 
     @model_validator(mode="after")
     def _target_given(self) -> AlertSinkSettings:
@@ -208,7 +211,10 @@ class QualitySettings(_Model):
     snapshot_interval: timedelta = timedelta(minutes=5)
     max_missed_snapshots: int = Field(default=3, ge=1)
     stalled_after: timedelta = timedelta(hours=1)
-    regression_alert_above: int = Field(default=0, ge=0)
+    # a regression that makes its group consume more messages than this again is a finding of
+    # large_regressions; smaller ones (a rebalance's in-flight batch) are routine and stay
+    # queryable in silver/offset_regressions only
+    regression_alert_above: int = Field(default=100, ge=0)
     # A snapshot may hold any commit of this long before it (the broker persists every five seconds).
     snapshot_commit_tolerance: timedelta = timedelta(seconds=10)
     # History before the interval the monitoring checks read (gaps, stalls, last commits).
@@ -216,6 +222,9 @@ class QualitySettings(_Model):
     max_queue_id: int = Field(default=MAX_QUEUE_ID, ge=0)
     # severity per check name (jobs.quality.checks checks the names when the settings load)
     severities: dict[str, Severity] = Field(default_factory=dict)
+    # how the table suites are measured: one aggregation per table (jobs.quality.one_pass), or
+    # Great Expectations' own Spark engine, a job per expectation and column (the same outcomes)
+    expectation_engine: Literal["one_pass", "great_expectations"] = "one_pass"
     sink: AlertSinkSettings = AlertSinkSettings()
 
     @model_validator(mode="after")

@@ -1,7 +1,8 @@
 """``offsetlake``: the command line of the pipeline.
 
 Exit codes: 0 success; 1 unexpected failure; 2 bad usage or configuration; 3 missing
-input or unusable lake; 4 a data-quality check of severity ``error`` failed.
+input or unusable lake; 4 a data-quality check of severity ``error`` failed; 5 another run
+holds the lake.
 
 Each command is a :class:`Command` (its name, help, arguments and what it runs). The
 product's commands are :data:`COMMANDS`; the ``offsetlake`` program (jobs.console) adds the
@@ -22,6 +23,7 @@ from pathlib import Path
 from jobs.cli.settings import check_interval, check_lake, settings_from
 from jobs.cli.summary import print_summary
 from jobs.io.lake import LakeError
+from jobs.io.lake_lock import LakeBusyError
 from jobs.io.landing import LandingError
 from jobs.runtime.java import JavaMissingError
 from jobs.stages.context import RunContext, StageOrderError
@@ -29,7 +31,7 @@ from jobs.stages.runner import STAGE_NAMES, STAGES, run_stages
 from schemas.config import ConfigError
 from schemas.instants import parse_utc
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INPUT, EXIT_QUALITY = 0, 1, 2, 3, 4
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INPUT, EXIT_QUALITY, EXIT_BUSY = 0, 1, 2, 3, 4, 5
 log = logging.getLogger("offsetlake")
 
 
@@ -157,6 +159,9 @@ def main(argv: list[str] | None = None, commands: Sequence[Command] = COMMANDS) 
     except (LandingError, LakeError, JavaMissingError, StageOrderError) as error:
         print(f"offsetlake: {error}", file=sys.stderr)
         return EXIT_INPUT
+    except LakeBusyError as error:
+        print(f"offsetlake: {error}", file=sys.stderr)
+        return EXIT_BUSY
 
 
 if __name__ == "__main__":

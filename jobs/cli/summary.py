@@ -72,7 +72,8 @@ def print_summary(outcome: RunContext) -> None:
     if outcome.audit is not None:
         status = "FAILED (error-severity checks)" if outcome.audit.has_errors else "passed"
         print(
-            f"Data quality: {status}, {outcome.audit.alerts_total:,} alerts; report: {outcome.audit.report_path}"
+            f"Data quality: {status}, {outcome.audit.alerts_total:,} alerts of {outcome.audit.findings_total:,} findings; "
+            f"report: {outcome.audit.report_path}"
         )
     if outcome.published:
         print("Published gold rows: " + ", ".join(f"{k} {v:,}" for k, v in outcome.published.items()))

@@ -124,6 +124,21 @@ class Lake:
     def overwrite(self, spec: TableSpec, df: DataFrame) -> None:
         self._engine.overwrite(self.path(spec), spec, conform(df, spec))
 
+    def stored_columns(self, spec: TableSpec) -> list[str]:
+        """The columns the lake's table declares (none when absent): a table an earlier version
+        wrote may lack what ``spec`` declares now (jobs.stages.upgrades)."""
+        return self._engine.stored_columns(self.path(spec)) if self.exists(spec) else []
+
+    def drop(self, spec: TableSpec) -> None:
+        """Remove ``spec``'s table whole (an upgrade that changes what a table holds)."""
+        if self.exists(spec):
+            self._engine.drop(self.path(spec))
+
+    def discard_unfinished_writes(self) -> None:
+        """Remove what writes that never committed left behind (call it holding the lake's lock)."""
+        self._engine.discard_unfinished_writes(self.root)
+        self._engine.discard_unfinished_writes(self.staging().root)
+
     def merge(self, spec: TableSpec, df: DataFrame, keys: tuple[str, ...] | None = None) -> None:
         """Upsert: rows matching on ``keys`` (default ``spec.keys``) are updated, others inserted."""
         self._engine.merge(self.path(spec), spec, conform(df, spec), keys or spec.keys)

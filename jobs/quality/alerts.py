@@ -96,9 +96,11 @@ class WebhookSink:
         timeout_seconds: float = 10.0,
         retries: int = 3,
         backoff_seconds: float = 1.0,
+        max_payload_bytes: int = 256 * 1024,
         sleep: Callable[[float], None] = time.sleep,
     ):
         self.url = url
+        self.max_payload_bytes = max_payload_bytes
         self.headers = {
             "Content-Type": "application/json",
             "User-Agent": "offsetlake-quality",
@@ -124,7 +126,7 @@ class WebhookSink:
             return False, True, f"{type(reason).__name__}: {reason}"
 
     def send(self, notification: Notification) -> DeliveryResult:
-        body = json.dumps(notification.to_json(), sort_keys=True).encode("utf-8")
+        body = json.dumps(notification.bounded_json(self.max_payload_bytes), sort_keys=True).encode("utf-8")
         attempt = 0
         while True:
             attempt += 1
@@ -147,6 +149,7 @@ def build_sink(settings: AlertSinkSettings) -> AlertSink:
             timeout_seconds=settings.timeout_seconds,
             retries=settings.retries,
             backoff_seconds=settings.backoff_seconds,
+            max_payload_bytes=settings.max_payload_bytes,
         )
     return LogSink()
 

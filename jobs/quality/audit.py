@@ -3,10 +3,12 @@
 Runs between ``marts`` and ``publish`` (write-audit-publish): the staged gold tables are
 checked before anything is published. For the interval ``[start, end)`` it
 
-1. validates every table suite with Great Expectations (``jobs.quality.suites``),
+1. measures every table suite, one pass per table (``jobs.quality.suites``),
 2. runs the monitoring checks (``jobs.quality.monitoring``),
-3. replaces the rows of ``quality/alerts`` and ``quality/check_results`` recorded for an
-   interval with the same start (re-running an interval never duplicates them),
+3. replaces the rows of ``quality/findings`` (every offending row), ``quality/alerts`` (the
+   findings grouped per check, cluster, topic and group: pipelines.monitoring.alerts) and
+   ``quality/check_results`` recorded for an interval with the same start (re-running an
+   interval never duplicates them),
 4. sends the alerts to the configured sink and writes ``<lake>/reports/quality/<run_id>.html``.
 
 A failed check of severity ``error`` makes ``AuditOutcome.has_errors`` true; the command
@@ -21,22 +23,24 @@ from datetime import datetime, timedelta
 from functools import reduce
 from pathlib import Path
 
-from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from jobs.io.lake import Lake
 from jobs.quality import monitoring, suites
 from jobs.quality.alerts import DeliveryResult, build_sink, deliver
 from jobs.quality.report import report_path, write_report
-from jobs.quality.results import Alert, CheckResult, Notification
+from jobs.quality.results import Alert, CheckResult, Finding, Notification
 from pipelines.monitoring import CHECKS
+from pipelines.monitoring.alerts import alerts_of
 from schemas.config import StatusSettings
 from schemas.instants import utc
 from schemas.quality import QualitySettings
-from schemas.tables import QUALITY_ALERTS, QUALITY_CHECK_RESULTS
+from schemas.tables import QUALITY_ALERTS, QUALITY_CHECK_RESULTS, QUALITY_FINDINGS
 
 log = logging.getLogger("offsetlake.quality.audit")
 _SAMPLE_MESSAGES = 10
+RUN_COLUMNS = ("run_id", "interval_start", "interval_end")
 _INSTANT = timedelta(microseconds=1)  # Delta timestamps are microseconds
 
 
@@ -55,6 +59,7 @@ class AuditOutcome:
     report_path: Path | str  # a URI when the lake is one
     alerts_total: int = 0
     delivery: DeliveryResult | None = None
+    findings_total: int = 0
 
 
 def quality_settings(settings) -> QualitySettings:
@@ -76,10 +81,12 @@ def replace_audit(lake: Lake, spec, df: DataFrame, start: datetime) -> None:
 
 
 def _collected_alerts(lake: Lake, start: datetime, per_check: int) -> tuple[dict[str, int], list[Alert]]:
-    """Alert counts by check and the first ``per_check`` alerts of each, read back from the lake."""
+    """Alert counts by check and the ``per_check`` alerts of each with the most findings, read back."""
     written = lake.read(QUALITY_ALERTS, start=start, end=start + _INSTANT)
     per_check_rows = Window.partitionBy("check_name")
-    order = per_check_rows.orderBy(F.col("observed_at").asc_nulls_first(), "alert_id")
+    order = per_check_rows.orderBy(
+        F.col("findings").desc(), F.col("measured_total").desc_nulls_last(), "alert_id"
+    )
     picked = (
         written.withColumn("_n", F.row_number().over(order))
         .withColumn("_alerts", F.count(F.lit(1)).over(per_check_rows))
@@ -93,11 +100,11 @@ def _collected_alerts(lake: Lake, start: datetime, per_check: int) -> tuple[dict
 
 
 def _monitoring_results(
-    quality: QualitySettings, counts: dict[str, int], alerts: list[Alert]
+    quality: QualitySettings, findings: dict[str, int], alerts: list[Alert]
 ) -> list[CheckResult]:
     results = []
     for check in CHECKS:
-        failing = counts.get(check.check_name, 0)
+        failing = findings.get(check.check_name, 0)
         messages = tuple(a.message for a in alerts if a.check_name == check.check_name)[:_SAMPLE_MESSAGES]
         results.append(
             CheckResult(
@@ -108,31 +115,38 @@ def _monitoring_results(
                 is_success=failing == 0,
                 rows_checked=None,
                 failing_rows=failing,
-                message=f"{failing} alerts: {check.description}" if failing else "passed",
+                message=f"{failing} findings: {check.description}" if failing else "passed",
                 sample=messages,
             )
         )
     return results
 
 
-def _write_alerts(
-    spark: SparkSession,
-    lake: Lake,
-    quality: QualitySettings,
-    expectation_alerts: list[Alert],
-    run_id: str,
-    start,
-    end,
-) -> None:
+def _write_findings_and_alerts(
+    lake: Lake, quality: QualitySettings, expectation_findings: list[Finding], run_id: str, start, end
+) -> dict[str, int]:
+    """Write the interval's quality/findings and quality/alerts; findings by check."""
+    spark = lake.spark
     found = monitoring.find_all(lake, quality, start, end)
     frames: list[DataFrame] = [
-        monitoring.to_alerts(found[c.name], c, quality.severity(c.check_name, c.severity), run_id, start, end)
+        monitoring.to_findings(
+            found[c.name], c, quality.severity(c.check_name, c.severity), run_id, start, end
+        )
         for c in CHECKS
     ]
     frames.append(
-        spark.createDataFrame([a.row(run_id, start, end) for a in expectation_alerts], QUALITY_ALERTS.schema)
+        spark.createDataFrame(
+            [f.row(run_id, start, end) for f in expectation_findings], QUALITY_FINDINGS.schema
+        )
     )
-    replace_audit(lake, QUALITY_ALERTS, reduce(DataFrame.unionByName, frames), start)
+    replace_audit(lake, QUALITY_FINDINGS, reduce(DataFrame.unionByName, frames), start)
+    findings = lake.read(QUALITY_FINDINGS, start=start, end=start + _INSTANT)
+    own = [c.check_name for c in CHECKS if c.alert_per_finding]
+    alerts = alerts_of(findings, own, top=quality.sink.top_findings, by=RUN_COLUMNS)
+    replace_audit(lake, QUALITY_ALERTS, alerts, start)
+    return {
+        r.check_name: r.n for r in findings.groupBy("check_name").agg(F.count(F.lit(1)).alias("n")).collect()
+    }
 
 
 def run_audit(
@@ -149,12 +163,12 @@ def run_audit(
     log.info("auditing %s to %s (run %s)", start.isoformat(), end.isoformat(), run_id)
 
     status = getattr(settings, "status", None) or StatusSettings()
-    expectation_results, expectation_alerts = suites.validate_tables(
+    expectation_results, expectation_findings = suites.validate_tables(
         lake, quality, start, end, _throughput_window(settings), status.window
     )
-    _write_alerts(spark, lake, quality, expectation_alerts, run_id, start, end)
+    findings = _write_findings_and_alerts(lake, quality, expectation_findings, run_id, start, end)
     counts, alerts = _collected_alerts(lake, start, quality.sink.max_alerts_per_check)
-    results = (*expectation_results, *_monitoring_results(quality, counts, alerts))
+    results = (*expectation_results, *_monitoring_results(quality, findings, alerts))
     rows = [r.row(run_id, start, end) for r in results]
     replace_audit(
         lake, QUALITY_CHECK_RESULTS, spark.createDataFrame(rows, QUALITY_CHECK_RESULTS.schema), start
@@ -172,9 +186,18 @@ def run_audit(
         alerts=tuple(alerts),
         alerts_total=sum(counts.values()),
         alert_counts=counts,
+        findings_total=sum(findings.values()),
     )
     delivery = deliver(build_sink(quality.sink), notification) if alerts else None
     write_report(spark, path, notification, results, delivery)
     log.info("audit %s: %d checks, %d failed, %d alerts; report %s", notification.status, len(results),
              len(notification.failed_checks), notification.alerts_total, path)  # fmt: skip
-    return AuditOutcome(tuple(results), tuple(alerts), has_errors, path, notification.alerts_total, delivery)
+    return AuditOutcome(
+        tuple(results),
+        tuple(alerts),
+        has_errors,
+        path,
+        notification.alerts_total,
+        delivery,
+        notification.findings_total,
+    )

@@ -11,29 +11,16 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
-from datetime import date
-from decimal import Decimal
 
 import great_expectations as gx
 import great_expectations.expectations as gxe
 from great_expectations.data_context.types.base import ProgressBarsConfig
 from pyspark.sql import DataFrame
 
+from jobs.quality.results import ExpectationOutcome, jsonable
 from schemas.quality import Expectation, Param, TableSuite
 
 logging.getLogger("great_expectations").setLevel(logging.WARNING)
-
-
-@dataclass(frozen=True)
-class ExpectationOutcome:
-    """The result of one named expectation of a suite (over all the columns it names)."""
-
-    check_name: str
-    is_success: bool
-    failing_rows: int
-    message: str
-    sample: tuple = ()
 
 
 def _resolve(value: object, params: Mapping[Param, object]) -> object:
@@ -77,18 +64,6 @@ def to_gx(expectation: Expectation, params: Mapping[Param, object]) -> list[gxe.
     raise ValueError(f"unknown expectation kind {expectation.kind!r}")
 
 
-def _jsonable(value: object) -> object:
-    if isinstance(value, date):  # and datetime, a subclass
-        return value.isoformat()
-    if isinstance(value, Decimal):
-        return float(value)
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    return value if value is None or isinstance(value, (str, int, float, bool)) else str(value)
-
-
 def _subject(result) -> str:
     kwargs = result.expectation_config.kwargs
     if "column_list" in kwargs:
@@ -114,7 +89,7 @@ def _summarise(check_name: str, results: list) -> ExpectationOutcome:
         failures = max(failures, count)
         parts.append(f"{subject}: {count} of {found.get('element_count')} rows fail")
         sample.extend(
-            {"column": subject, "value": _jsonable(v)} for v in found.get("partial_unexpected_list") or []
+            {"column": subject, "value": jsonable(v)} for v in found.get("partial_unexpected_list") or []
         )
     if not parts:
         return ExpectationOutcome(check_name, True, 0, "passed")
@@ -142,6 +117,18 @@ class SuiteRunner:
         for result in batch.validate(suite, result_format=result_format).results:
             by_check.setdefault(result.expectation_config.meta["check"], []).append(result)
         return by_check
+
+    def run(
+        self, df: DataFrame, suite: TableSuite, params: Mapping[Param, object]
+    ) -> tuple[int, list[ExpectationOutcome]]:
+        """The rows of ``df`` and one outcome per expectation (none for no rows): GE reads the
+        table once per expectation and column, so it is cached for them."""
+        cached = df.cache()
+        try:
+            rows = cached.count()
+            return rows, self.validate(cached, suite, params) if rows else []
+        finally:
+            cached.unpersist()
 
     def validate(
         self, df: DataFrame, suite: TableSuite, params: Mapping[Param, object]

@@ -15,7 +15,7 @@ from pyspark.sql import functions as F
 from jobs.io.lake import Lake
 from pipelines.monitoring import CHECKS, CheckContext, CheckInput, MonitoringCheck
 from schemas.quality import QualitySettings, Severity
-from schemas.tables import QUALITY_ALERTS, TableSpec
+from schemas.tables import QUALITY_FINDINGS, TableSpec
 
 _SUBJECT = ("cluster", "broker", "topic", "consumer_group", "queue_id", "client_host")
 
@@ -53,7 +53,7 @@ def _column(findings: DataFrame, name: str, dtype: str) -> Column:
     return F.col(name).cast(dtype) if name in findings.columns else F.lit(None).cast(dtype)
 
 
-def to_alerts(
+def to_findings(
     findings: DataFrame,
     check: MonitoringCheck,
     severity: Severity,
@@ -61,17 +61,19 @@ def to_alerts(
     start: datetime,
     end: datetime,
 ) -> DataFrame:
-    """``quality/alerts`` rows for ``check``'s findings; the whole finding goes to ``details``."""
+    """``quality/findings`` rows for ``check``'s offending rows; the whole row goes to ``details``."""
     details = F.to_json(F.struct(*[F.col(c) for c in findings.columns]))
     subject = {
-        name: _column(findings, name, QUALITY_ALERTS.schema[name].dataType.simpleString())
+        name: _column(findings, name, QUALITY_FINDINGS.schema[name].dataType.simpleString())
         for name in _SUBJECT
     }
     return findings.select(
         F.lit(run_id).alias("run_id"),
         F.lit(start).alias("interval_start"),
         F.lit(end).alias("interval_end"),
-        F.substring(F.sha2(F.concat_ws("|", F.lit(check.check_name), details), 256), 1, 32).alias("alert_id"),
+        F.substring(F.sha2(F.concat_ws("|", F.lit(check.check_name), details), 256), 1, 32).alias(
+            "finding_id"
+        ),
         F.lit(check.check_name).alias("check_name"),
         F.lit(severity).alias("severity"),
         F.lit(f"{check.inputs[0].table.layer}.{check.inputs[0].table.name}").alias("table_name"),

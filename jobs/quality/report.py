@@ -66,19 +66,23 @@ def _checks_table(results: Sequence[CheckResult]) -> str:
 def _alerts_table(notification: Notification) -> str:
     if not notification.alerts:
         return "<p>No alerts.</p>"
-    columns = ("check_name", "severity", "cluster", "broker", "topic", "consumer_group", "queue_id", "client_host",
-               "observed_at", "measured_value", "message")  # fmt: skip
+    columns = ("check_name", "severity", "cluster", "topic", "consumer_group", "findings", "measured_total",
+               "measured_max", "first_observed_at", "last_observed_at", "message")  # fmt: skip
     head = "".join(f"<th>{c}</th>" for c in columns)
     body = ""
     for alert in notification.alerts:
-        values = {**alert.to_json(), "observed_at": iso_z(alert.observed_at)}
+        values = alert.to_json()
         body += (
             "<tr>"
             + "".join(f"<td>{escape('' if values[c] is None else str(values[c]))}</td>" for c in columns)
             + "</tr>"
         )
     counts = ", ".join(f"{escape(k)}: {v}" for k, v in sorted(notification.alert_counts.items()))
-    return f"<p>{notification.alerts_total} alerts ({counts}); a sample of each check is shown.</p><table><tr>{head}</tr>{body}</table>"
+    return (
+        f"<p>{notification.alerts_total} alerts ({counts}) of {notification.findings_total} findings "
+        "(quality/findings holds every one); the alerts with the most findings of each check are shown.</p>"
+        f"<table><tr>{head}</tr>{body}</table>"
+    )
 
 
 def render(

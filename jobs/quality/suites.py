@@ -4,7 +4,8 @@ What each suite sees: bronze and silver rows of the interval; for gold, the whol
 table when the marts stage left one (that is what publish would copy, so its rows must lie
 in the interval), else gold's rows of the interval; replay checkpoints taken in the
 interval (``interval_start <= as_of <= interval_end``). An absent or empty table passes
-every expectation without a Great Expectations run.
+every expectation without a scan. The suites are measured in one pass per table
+(jobs.quality.one_pass), or by Great Expectations' own engine where the settings ask for it.
 """
 
 from __future__ import annotations
@@ -18,15 +19,24 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from jobs.io.lake import Lake
-from jobs.quality.gx_adapter import ExpectationOutcome, SuiteRunner
-from jobs.quality.results import Alert, CheckResult
+from jobs.quality.one_pass import OnePassRunner
+from jobs.quality.results import CheckResult, ExpectationEngine, ExpectationOutcome, Finding, stable_id
 from pipelines.marts.exposure import DAY
 from pipelines.marts.windows import window_start
 from schemas.config import StatusSettings
 from schemas.quality import SUITES, Param, QualitySettings, TableSuite
 
 log = logging.getLogger("offsetlake.quality.suites")
+SAMPLE_SIZE = 10
 DEFAULT_STATUS_WINDOW = StatusSettings().window
+
+
+def _great_expectations():
+    """Great Expectations' own Spark engine (imported only when the settings ask for it: it
+    takes seconds to import and runs a Spark job per expectation and column)."""
+    from jobs.quality.gx_adapter import SuiteRunner
+
+    return SuiteRunner(SAMPLE_SIZE)
 
 
 def interval_params(
@@ -84,9 +94,10 @@ def _result(
     )
 
 
-def _alert(result: CheckResult) -> Alert:
-    return Alert(
-        alert_id=Alert.make_id(result.check_name, result.message),
+def _finding(result: CheckResult) -> Finding:
+    """A failed expectation's finding: the check as a whole, with its sample of failing values."""
+    return Finding(
+        finding_id=stable_id(result.check_name, result.message),
         check_name=result.check_name,
         severity=result.severity,
         table_name=result.table_name,
@@ -97,23 +108,17 @@ def _alert(result: CheckResult) -> Alert:
 
 
 def validate_suite(
-    runner: SuiteRunner, df: DataFrame | None, suite: TableSuite, quality: QualitySettings, params
+    runner: ExpectationEngine,
+    df: DataFrame | None,
+    suite: TableSuite,
+    quality: QualitySettings,
+    params,
 ) -> list[CheckResult]:
     """The suite's check results on ``df`` (None: the table does not exist)."""
-    if df is None:
-        rows = 0
-    else:
-        df = df.cache()
-        rows = df.count()
-    try:
-        if rows == 0:
-            note = "table absent: nothing to check" if df is None else "no rows to check"
-            outcomes = [ExpectationOutcome(suite.check_name(e), True, 0, note) for e in suite.expectations]
-        else:
-            outcomes = runner.validate(df, suite, params)
-    finally:
-        if df is not None:
-            df.unpersist()
+    rows, outcomes = runner.run(df, suite, params) if df is not None else (0, [])
+    if rows == 0:
+        note = "table absent: nothing to check" if df is None else "no rows to check"
+        outcomes = [ExpectationOutcome(suite.check_name(e), True, 0, note) for e in suite.expectations]
     defaults = {suite.check_name(e): e.severity for e in suite.expectations}
     return [_result(suite, o, quality, rows, defaults[o.check_name]) for o in outcomes]
 
@@ -125,9 +130,9 @@ def validate_tables(
     end: datetime,
     throughput_window: timedelta,
     status_window: timedelta = DEFAULT_STATUS_WINDOW,
-) -> tuple[list[CheckResult], list[Alert]]:
-    """Results of every suite for the interval, and one alert per failed expectation."""
-    runner = SuiteRunner(sample_size=10)
+) -> tuple[list[CheckResult], list[Finding]]:
+    """Results of every suite for the interval, and one finding per failed expectation."""
+    runner = OnePassRunner(SAMPLE_SIZE) if quality.expectation_engine == "one_pass" else _great_expectations()
     params = interval_params(quality, start, end, throughput_window, status_window)
     results: list[CheckResult] = []
     for suite in SUITES:
@@ -136,4 +141,4 @@ def validate_tables(
         log.info("%s: %d of %d expectations passed on %s rows (%.1fs)", suite.table_name, sum(r.is_success for r in found),
                  len(found), found[0].rows_checked, time.perf_counter() - began)  # fmt: skip
         results.extend(found)
-    return results, [_alert(r) for r in results if not r.is_success]
+    return results, [_finding(r) for r in results if not r.is_success]

@@ -2,8 +2,10 @@
 
 Exactness across runs rests on checkpoints: each replay ends by storing every queue's
 state as of its interval's end (silver/replay_checkpoints), and the next replay starts
-from the checkpoint at its own start. The interval actually replayed can be wider than
-the one asked for:
+from the checkpoint at its own start. A run without ``--from`` starts where the last
+*published* run ended (ops/publish_runs), never where a replay alone ended: a run that a
+crash stopped after its replay, before its publish, is replayed and published again. The
+interval actually replayed can be wider than the one asked for:
 
 - no checkpoint at the requested start: replay from the latest checkpoint before it (or
   from the beginning), re-deriving the rows in between, which comes out identical;
@@ -31,6 +33,7 @@ from schemas.tables import (
     CONSUMER_STATUS,
     DUPLICATE_EXPOSURE,
     PRODUCE_THROUGHPUT,
+    PUBLISH_RUNS,
     REPLAY_CHECKPOINTS,
     REPLAY_RUNS,
     TableSpec,
@@ -44,15 +47,17 @@ def plan_interval(
     requested_from: datetime | None,
     requested_to: datetime | None,
     checkpoints: list[datetime],
+    published_until: datetime | None,
     earliest_new_event: datetime | None,
     latest_event: datetime | None,
 ) -> ReplayInterval:
     """Decide the interval to replay (pure; see the module docstring).
 
-    Without ``requested_from`` the run continues from the latest checkpoint; without
+    Without ``requested_from`` the run continues from where the last published run ended
+    (``published_until``; from the beginning when nothing was published); without
     ``requested_to`` it runs through the latest event landed.
     """
-    start = requested_from if requested_from is not None else (checkpoints[-1] if checkpoints else EPOCH)
+    start = requested_from if requested_from is not None else (published_until or EPOCH)
     end = (
         requested_to if requested_to is not None else (latest_event + TICK if latest_event else start + TICK)
     )
@@ -69,6 +74,12 @@ def checkpoint_times(lake: Lake) -> list[datetime]:
     """The as_of of every stored checkpoint, ascending (one small aggregate)."""
     times = lake.read(REPLAY_CHECKPOINTS).select("as_of").distinct().collect()
     return sorted(from_collected(r.as_of) for r in times)
+
+
+def published_until(lake: Lake) -> datetime | None:
+    """The end of the latest interval whose gold rows were published (None: nothing was)."""
+    row = lake.read(PUBLISH_RUNS).agg(F.max("interval_end").alias("until")).collect()[0]
+    return from_collected(row.until)
 
 
 def checkpoint_at(lake: Lake, as_of: datetime) -> DataFrame:

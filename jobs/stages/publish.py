@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from jobs.io.lake import Lake
 from jobs.stages.context import RunContext, StageOrderError
 from jobs.stages.intervals import gold_ranges, replayed_interval
 from schemas.config import Settings
+from schemas.tables import PUBLISH_RUNS
 
 
 def run(context: RunContext) -> None:
@@ -26,4 +29,7 @@ def publish(lake: Lake, settings: Settings, run_id: str) -> dict[str, int]:
         staged = staging.read(spec)
         lake.replace_range(spec, staged, start, end)
         published[spec.path] = staged.count()
+    # recorded last: a run stopped before this line is published again by the next run
+    row = (run_id, interval.replayed_from, interval.replayed_to, sum(published.values()), datetime.now(UTC))
+    lake.merge(PUBLISH_RUNS, lake.spark.createDataFrame([row], PUBLISH_RUNS.schema))
     return published

@@ -18,7 +18,7 @@ from jobs.io.lake import Lake
 from jobs.io.replay_writer import ReplayWriter
 from jobs.sources import LOGGED_COMMITS, REPLAYED_EVIDENCE, SNAPSHOTS, kinds
 from jobs.stages.context import ReplayInterval, RunContext
-from jobs.stages.intervals import TICK, checkpoint_at, checkpoint_times, plan_interval
+from jobs.stages.intervals import TICK, checkpoint_at, checkpoint_times, plan_interval, published_until
 from pipelines.replay import replay
 from pipelines.replay.events import replayed_snapshots
 from pipelines.replay.explain import LOOKBACK_SECONDS, MIN_OFFSET_MAX_AGE_SECONDS, SLACK_SECONDS, with_causes
@@ -90,7 +90,9 @@ def run_replay(
 ) -> ReplayInterval:
     """Replay the interval and write the silver tables and the next checkpoint."""
     late, latest = _ingest_bounds(lake, run_id)
-    interval = plan_interval(requested_from, requested_to, checkpoint_times(lake), late, latest)
+    interval = plan_interval(
+        requested_from, requested_to, checkpoint_times(lake), published_until(lake), late, latest
+    )
     start, end = interval.replayed_from, interval.replayed_to
     # the landed files come from the ingest's accounting, not from a scan of every event
     files = _evidence_files(lake, start, end)

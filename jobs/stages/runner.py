@@ -10,6 +10,7 @@ runs alone with the same ``--run-id``) and records its own result there. A faile
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from datetime import datetime
 from pathlib import Path
 
 from jobs.io.lake import Lake
+from jobs.io.lake_lock import LakeLock
 from jobs.runtime.session import build_session
 from jobs.stages import audit, ingest, marts, publish, replay
 from jobs.stages.context import RunContext
@@ -41,6 +43,7 @@ STAGES = (
     Stage("publish", "publish the audited gold rows of the interval", publish.run),
 )  # fmt: skip
 STAGE_NAMES = tuple(stage.name for stage in STAGES)
+log = logging.getLogger("offsetlake.stages")
 
 
 def run_stages(
@@ -60,13 +63,17 @@ def run_stages(
     context = RunContext(
         run_id, Lake(spark, lake_root, settings.spark.delta_engine), settings, landing, start, end
     )
-    upgrade(context.lake)
-    for stage in STAGES:
-        if stage.name not in stages:
-            continue
-        began = time.perf_counter()
-        stage.run(context)
-        context.timings[stage.name] = time.perf_counter() - began
-        if context.quality_failed:
-            break
+    with LakeLock(context.lake.root, run_id):
+        context.lake.discard_unfinished_writes()
+        upgrade(context.lake)
+        for stage in STAGES:
+            if stage.name not in stages:
+                continue
+            log.info("stage %s: started (run %s)", stage.name, run_id)
+            began = time.perf_counter()
+            stage.run(context)
+            context.timings[stage.name] = time.perf_counter() - began
+            log.info("stage %s: done in %.1fs", stage.name, context.timings[stage.name])
+            if context.quality_failed:
+                break
     return context

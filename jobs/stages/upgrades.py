@@ -3,6 +3,8 @@
 - ``bronze/snapshot_files`` (the .bak rule's stored decisions): from ops/ingest_runs' rows of
   the snapshot files ingested and quarantine/rejected_inputs' file-level rejections, with the
   same rule the ingest applies (pipelines.ingest.snapshots.select_snapshot_files).
+- ``quality/findings`` and grouped ``quality/alerts``: from the one-row-per-finding
+  ``quality/alerts`` of earlier versions.
 """
 
 from __future__ import annotations
@@ -10,20 +12,48 @@ from __future__ import annotations
 import logging
 
 from pyspark.sql import functions as F
+from pyspark.sql.types import StructField, StructType
 
 from jobs.io.lake import Lake
+from jobs.quality.audit import RUN_COLUMNS
 from pipelines.ingest.config_files import classify_config_file
 from pipelines.ingest.snapshots import DOCUMENT_REASONS, select_snapshot_files
-from schemas.tables import INGEST_RUNS, OFFSET_SNAPSHOTS, REJECTED_INPUTS, SNAPSHOT_FILES
+from pipelines.monitoring import CHECKS
+from pipelines.monitoring.alerts import alerts_of
+from schemas.tables import (
+    INGEST_RUNS,
+    OFFSET_SNAPSHOTS,
+    QUALITY_ALERTS,
+    QUALITY_FINDINGS,
+    REJECTED_INPUTS,
+    SNAPSHOT_FILES,
+    TableSpec,
+)
 
 log = logging.getLogger(__name__)
 UPGRADE_RUN_ID = "upgrade"
+# quality/alerts as earlier versions wrote it: a finding per row, under the alert's name
+EARLIER_ALERTS = TableSpec(
+    layer=QUALITY_ALERTS.layer,
+    name=QUALITY_ALERTS.name,
+    grain=QUALITY_FINDINGS.grain,
+    keys=("interval_start", "alert_id"),
+    event_time="interval_start",
+    schema=StructType(
+        [
+            StructField("alert_id", f.dataType, f.nullable) if f.name == "finding_id" else f
+            for f in QUALITY_FINDINGS.schema.fields
+        ]
+    ),
+)
 
 
 def upgrade(lake: Lake) -> None:
     """Build every table a lake written by an earlier version lacks."""
     if lake.exists(OFFSET_SNAPSHOTS) and not lake.exists(SNAPSHOT_FILES):
         _snapshot_files(lake)
+    if lake.exists(QUALITY_ALERTS) and "findings" not in lake.stored_columns(QUALITY_ALERTS):
+        _alerts_into_findings(lake)
 
 
 def _snapshot_files(lake: Lake) -> None:
@@ -61,3 +91,17 @@ def _snapshot_files(lake: Lake) -> None:
     decided = select_snapshot_files(files.join(status, on=["source_file", "_file_hash"], how="left"))
     lake.merge(SNAPSHOT_FILES, decided.withColumn("_ingest_run_id", F.lit(UPGRADE_RUN_ID)))
     log.warning("built bronze/snapshot_files for a lake written before it existed (%d files)", len(rows))
+
+
+def _alerts_into_findings(lake: Lake) -> None:
+    """quality/alerts held one row per finding before alerts were grouped: those rows become
+    quality/findings, and each audited interval's alerts are grouped from them."""
+    old = lake.read(EARLIER_ALERTS).withColumnRenamed("alert_id", "finding_id")
+    lake.overwrite(QUALITY_FINDINGS, old.select(*QUALITY_FINDINGS.columns))
+    lake.drop(QUALITY_ALERTS)  # its rows are findings now: it is created again with the alerts' columns
+    stored = lake.read(QUALITY_FINDINGS)
+    own = [c.check_name for c in CHECKS if c.alert_per_finding]
+    lake.overwrite(QUALITY_ALERTS, alerts_of(stored, own, by=RUN_COLUMNS))
+    log.warning(
+        "quality/alerts of a lake written before alerts were grouped: its rows are now quality/findings"
+    )

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from deltalake import DeltaTable
 
 # columns that record the run or the moment a row was written, not what the row says
@@ -68,11 +69,24 @@ def _rows(table: pa.Table, ignore: frozenset[str]) -> Counter:
     return Counter(zip(*columns)) if columns else Counter()
 
 
-def compare_table(a: Path, b: Path, path: str, ignore: frozenset[str] = RUN_COLUMNS) -> TableComparison:
+def _latest(table: pa.Table, column: str) -> pa.Table:
+    """The rows of ``table`` whose ``column`` holds its greatest value, without that column."""
+    if table.num_rows == 0:
+        return table.drop_columns([column])
+    return table.filter(pc.equal(table.column(column), pc.max(table.column(column)))).drop_columns([column])
+
+
+def compare_table(
+    a: Path, b: Path, path: str, ignore: frozenset[str] = RUN_COLUMNS, latest_of: str | None = None
+) -> TableComparison:
+    """``path`` in both lakes, row for row (``latest_of``: only the rows of the greatest value of that
+    column in each lake, e.g. the last replay checkpoint, whose time differs between runs)."""
     tables = [
         DeltaTable(str(root / path)).to_pyarrow_table() if (root / path / "_delta_log").is_dir() else None
         for root in (a, b)
     ]
+    if latest_of is not None:
+        tables = [None if t is None else _latest(t, latest_of) for t in tables]
     if tables[0] is None or tables[1] is None:
         return TableComparison(
             path,

@@ -56,6 +56,8 @@ class MonitoringCheck:
     unit: str
     find: Callable[[list[DataFrame], CheckContext], DataFrame]
     severity: Severity = "warn"
+    # every finding is an event to tell on its own (a status change), not grouped by consumer group
+    alert_per_finding: bool = False
 
     @property
     def check_name(self) -> str:
@@ -103,6 +105,6 @@ CHECKS: tuple[MonitoringCheck, ...] = (
     MonitoringCheck(
         "status_changes", "a consumer group's status changed from one window to the next (one alert per change)",
         (CheckInput(CONSUMER_STATUS, "with_lookback"),), "window_start", "last_lag_messages", "messages",
-        lambda inputs, c: checks.find_status_changes(inputs[0], **_interval(c)),
+        lambda inputs, c: checks.find_status_changes(inputs[0], **_interval(c)), alert_per_finding=True,
     ),
 )  # fmt: skip

@@ -73,3 +73,18 @@ REPLAY_RUNS = TableSpec(
         ("finished_at", TIMESTAMP, False),
     ),
 )
+
+
+PUBLISH_RUNS = TableSpec(
+    layer="ops",
+    name="publish_runs",
+    grain="one row per run whose gold rows were published: the replayed interval they cover",
+    keys=("run_id",),
+    schema=fields(
+        ("run_id", STRING, False),
+        ("interval_start", TIMESTAMP, False),
+        ("interval_end", TIMESTAMP, False),
+        ("gold_rows", LONG, False),
+        ("published_at", TIMESTAMP, False),
+    ),
+)

@@ -22,20 +22,40 @@ QUALITY_CHECK_RESULTS = TableSpec(
     ),
 )  # fmt: skip
 
-QUALITY_ALERTS = TableSpec(
+QUALITY_FINDINGS = TableSpec(
     layer="quality",
-    name="alerts",
-    grain="one row per finding of a failed check in an audited interval; a later audit of the same start replaces them",
-    keys=("interval_start", "alert_id"),
+    name="findings",
+    grain="one row per finding (an offending row) of a failed check in an audited interval; a later audit of the same start replaces them",
+    keys=("interval_start", "finding_id"),
     event_time="interval_start",
     schema=fields(
         *_RUN,
-        ("alert_id", STRING, False),  # the same finding gets the same id in a re-run
+        ("finding_id", STRING, False),  # the same finding gets the same id in a re-run
         ("check_name", STRING, False), ("severity", STRING, False), ("table_name", STRING, False),
         ("cluster", STRING, True), ("broker", STRING, True), ("topic", STRING, True), ("consumer_group", STRING, True),
         ("queue_id", INT, True), ("client_host", STRING, True), ("observed_at", TIMESTAMP, True),
         ("measured_value", LONG, True),  # the check's measure: MonitoringCheck.value_column, or failing rows
         ("message", STRING, False),
         ("details", STRING, True),  # JSON: the offending row, or sample failing values
+    ),
+)  # fmt: skip
+
+QUALITY_ALERTS = TableSpec(
+    layer="quality",
+    name="alerts",
+    grain="one row per (audited interval, check, cluster, topic, consumer group) with findings, or per finding of a "
+    "check that alerts each (a status change); a later audit of the same start replaces them",
+    keys=("interval_start", "alert_id"),
+    event_time="interval_start",
+    schema=fields(
+        *_RUN,
+        ("alert_id", STRING, False),  # the same alert gets the same id in a re-run
+        ("check_name", STRING, False), ("severity", STRING, False), ("table_name", STRING, False),
+        ("cluster", STRING, True), ("topic", STRING, True), ("consumer_group", STRING, True),
+        ("findings", LONG, False),  # quality/findings rows the alert stands for
+        ("measured_total", LONG, True), ("measured_max", LONG, True),  # of the findings' measured values
+        ("first_observed_at", TIMESTAMP, True), ("last_observed_at", TIMESTAMP, True),
+        ("message", STRING, False),
+        ("top_findings", STRING, True),  # JSON: the findings with the largest measured values
     ),
 )  # fmt: skip

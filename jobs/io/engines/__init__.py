@@ -25,6 +25,10 @@ class DeltaEngine(Protocol):
 
     def row_count(self, path: str, spec: TableSpec, start: datetime | None, end: datetime | None) -> int: ...
 
+    def stored_columns(self, path: str) -> list[str]:
+        """The columns the table's Delta log declares (a table an earlier version wrote may differ)."""
+        ...
+
     def worker_dir(self, path: str, name: str) -> str | None:
         """A directory for worker files of the table (jobs.io.worker_files), or None where the engine takes none."""
         ...
@@ -46,6 +50,15 @@ class DeltaEngine(Protocol):
     def overwrite(self, path: str, spec: TableSpec, df: DataFrame) -> None: ...
 
     def merge(self, path: str, spec: TableSpec, df: DataFrame, keys: tuple[str, ...]) -> None: ...
+
+    def drop(self, path: str) -> None:
+        """Remove the table, its log and its files."""
+        ...
+
+    def discard_unfinished_writes(self, root: str) -> None:
+        """Remove what writes to the tables under ``root`` that never committed left behind (the
+        caller holds the lake: no other write is under way)."""
+        ...
 
 
 class LakeError(RuntimeError):

@@ -279,6 +279,9 @@ class DeltaRsEngine:
                 commit_properties=properties,
             )
 
+    def stored_columns(self, path: str) -> list[str]:
+        return [f.name for f in DeltaTable(str(_local_path(path))).schema().fields]
+
     def worker_dir(self, path: str, name: str) -> str:
         """An empty local directory of the table's where files written outside Spark wait for
         an append to take them (whatever an earlier, interrupted write left there is removed)."""
@@ -371,3 +374,13 @@ class DeltaRsEngine:
             )
         finally:
             shutil.rmtree(staging, ignore_errors=True)
+
+    def discard_unfinished_writes(self, root: str) -> None:
+        """Remove every table's private write directory (Spark's staged files, worker files) that a
+        run stopped before its commit left; files already moved into a table but never committed
+        are not in its log, so no reader sees them (a VACUUM removes them)."""
+        for leftover in _local_path(root).glob(f"*/*/{WRITES_DIR}"):
+            shutil.rmtree(leftover, ignore_errors=True)
+
+    def drop(self, path: str) -> None:
+        shutil.rmtree(_local_path(path))

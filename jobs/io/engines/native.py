@@ -42,6 +42,9 @@ class NativeDeltaEngine:
             writer = writer.partitionBy(*spec.partition_by)
         return writer.option("description", spec.grain)
 
+    def stored_columns(self, path: str) -> list[str]:
+        return self.spark.read.format("delta").load(path).columns
+
     def worker_dir(self, path: str, name: str) -> None:
         """None: Spark writes every file of a native Delta table."""
         return None
@@ -104,3 +107,13 @@ class NativeDeltaEngine:
             .whenNotMatchedInsertAll()
             .execute()
         )
+
+    def discard_unfinished_writes(self, root: str) -> None:
+        """Nothing: Spark writes a native Delta table's files itself, and Delta ignores the
+        files of a write that never committed until a VACUUM removes them."""
+
+    def drop(self, path: str) -> None:
+        """Through the session's Hadoop file system (the lake may be on object storage)."""
+        jvm = self.spark.sparkContext._jvm  # type: ignore[union-attr]
+        target = jvm.org.apache.hadoop.fs.Path(path)
+        target.getFileSystem(self.spark.sparkContext._jsc.hadoopConfiguration()).delete(target, True)  # type: ignore[union-attr]

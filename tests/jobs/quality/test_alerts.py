@@ -17,21 +17,22 @@ from schemas.quality import AlertSinkSettings
 
 START = datetime(2026, 11, 21, 10, tzinfo=UTC)
 END = datetime(2026, 11, 21, 11, tzinfo=UTC)
+TOP = '[{"client_host": "10.0.0.7:35394", "measured_value": 100, "message": "offset moved back by 100 messages"}]'
 REGRESSION = Alert(
     alert_id="a1",
     check_name="monitoring.large_regressions",
     severity="warn",
     table_name="silver.offset_regressions",
-    message="offset moved back by 100 messages (from 1000 to 900), committed by client host 10.0.0.7:35394",
+    message="2 findings on orders@billing, 180 in total; the largest: offset moved back by 100 messages",
+    findings=2,
     cluster="c1",
-    broker="broker-a",
     topic="orders",
     consumer_group="billing",
-    queue_id=5,
-    client_host="10.0.0.7:35394",
-    observed_at=datetime(2026, 11, 21, 10, 5),
-    measured_value=100,
-    details='{"regression_size": 100}',
+    measured_total=180,
+    measured_max=100,
+    first_observed_at=datetime(2026, 11, 21, 10, 5),
+    last_observed_at=datetime(2026, 11, 21, 10, 9),
+    top_findings=TOP,
 )
 FAILED = CheckResult(
     "monitoring.large_regressions",
@@ -53,22 +54,29 @@ NOTIFICATION = Notification(
     alerts=(REGRESSION,),
     alerts_total=1,
     alert_counts={"monitoring.large_regressions": 1},
+    findings_total=2,
 )
 EXPECTED_ALERT_JSON = {
     "alert_id": "a1",
     "check_name": "monitoring.large_regressions",
     "severity": "warn",
     "table_name": "silver.offset_regressions",
-    "message": "offset moved back by 100 messages (from 1000 to 900), committed by client host 10.0.0.7:35394",
+    "message": "2 findings on orders@billing, 180 in total; the largest: offset moved back by 100 messages",
+    "findings": 2,
     "cluster": "c1",
-    "broker": "broker-a",
     "topic": "orders",
     "consumer_group": "billing",
-    "queue_id": 5,
-    "client_host": "10.0.0.7:35394",
-    "observed_at": "2026-11-21T10:05:00Z",
-    "measured_value": 100,
-    "details": {"regression_size": 100},
+    "measured_total": 180,
+    "measured_max": 100,
+    "first_observed_at": "2026-11-21T10:05:00Z",
+    "last_observed_at": "2026-11-21T10:09:00Z",
+    "top_findings": [
+        {
+            "client_host": "10.0.0.7:35394",
+            "measured_value": 100,
+            "message": "offset moved back by 100 messages",
+        }
+    ],
 }
 
 
@@ -131,7 +139,9 @@ def test_webhook_posts_the_notification_once(server):
         ],
         "alerts_total": 1,
         "alert_counts": {"monitoring.large_regressions": 1},
+        "findings_total": 2,
         "alerts": [EXPECTED_ALERT_JSON],
+        "alerts_omitted": 0,
     }  # fmt: skip
 
 
@@ -234,3 +244,12 @@ def test_build_sink_follows_the_settings(tmp_path):
         "webhook", "https://hooks.example/x", 3, 5, 2
     )  # fmt: skip
     assert build_sink(AlertSinkSettings()).name == "log"
+
+
+def test_a_webhook_body_keeps_the_alerts_that_fit_and_counts_the_rest():
+    many = Notification(**{**NOTIFICATION.__dict__, "alerts": (REGRESSION,) * 50, "alerts_total": 50})
+    whole = json.dumps(many.to_json(), sort_keys=True).encode()
+    bounded = many.bounded_json(len(whole) // 4)
+    assert len(json.dumps(bounded, sort_keys=True).encode()) <= len(whole) // 4
+    assert 0 < len(bounded["alerts"]) < 50 and bounded["alerts_omitted"] == 50 - len(bounded["alerts"])
+    assert bounded["alerts_total"] == 50

@@ -10,9 +10,10 @@ from pyspark.sql.types import StructField, StructType
 
 from jobs.io.lake import Lake
 from jobs.quality.audit import AuditError, run_audit
+from pipelines.monitoring import CHECKS
 from schemas import tables as t
 from schemas.quality import SUITES, AlertSinkSettings, QualitySettings
-from schemas.tables import QUALITY_ALERTS, QUALITY_CHECK_RESULTS
+from schemas.tables import QUALITY_ALERTS, QUALITY_CHECK_RESULTS, QUALITY_FINDINGS
 
 START = datetime(2026, 11, 21, 10, tzinfo=UTC)
 END = datetime(2026, 11, 21, 11, tzinfo=UTC)
@@ -112,10 +113,10 @@ def test_audit_records_results_and_alerts_and_reruns_replace_them(spark, lake, t
         "monitoring.large_regressions": ("warn", 1),
     }
     assert outcome.has_errors
-    assert len(outcome.results) == sum(len(s.expectations) for s in SUITES) + 6
+    assert len(outcome.results) == sum(len(s.expectations) for s in SUITES) + len(CHECKS)
     assert outcome.alerts_total == 6 and len(outcome.alerts) == 6
 
-    stored = lake.read(QUALITY_ALERTS).select(
+    stored = lake.read(QUALITY_FINDINGS).select(
         "run_id", "check_name", "severity", "table_name", "cluster", "broker", "topic", "consumer_group", "queue_id",
         "client_host", "observed_at", "measured_value", "message",
     )  # fmt: skip
@@ -139,14 +140,19 @@ def test_audit_records_results_and_alerts_and_reruns_replace_them(spark, lake, t
     assert {
         tuple(v.replace(tzinfo=UTC) if isinstance(v, datetime) else v for v in r) for r in stored.collect()
     } == expected
+    # each check found one row here: one alert each, which tells that row's message
+    alerts = lake.read(QUALITY_ALERTS).select(
+        "check_name", "consumer_group", "findings", "measured_total", "message"
+    )
+    assert {tuple(r) for r in alerts.collect()} == {(row[1], row[7], 1, row[11], row[12]) for row in expected}
 
     sent = [json.loads(line) for line in alerts_file.read_text().splitlines()]
     assert sorted((a["check_name"], a["run_id"], a["interval_start"]) for a in sent) == sorted(
         (row[1], "run-1", "2026-11-21T10:00:00Z") for row in expected
     )
     regression_alert = next(a for a in sent if a["check_name"] == "monitoring.large_regressions")
-    assert (regression_alert["consumer_group"], regression_alert["queue_id"], regression_alert["measured_value"],
-            regression_alert["client_host"]) == ("billing", 0, 100, "10.0.0.7:35394")  # fmt: skip
+    assert (regression_alert["consumer_group"], regression_alert["findings"], regression_alert["measured_max"],
+            regression_alert["top_findings"][0]["client_host"]) == ("billing", 1, 100, "10.0.0.7:35394")  # fmt: skip
 
     page = outcome.report_path.read_text()
     assert outcome.report_path == tmp_path / "lake" / "reports" / "quality" / "run-1.html"

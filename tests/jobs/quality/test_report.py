@@ -27,14 +27,14 @@ FAILED = CheckResult(
 )  # fmt: skip
 ALERT = Alert(
     alert_id="a1", check_name="monitoring.large_regressions", severity="warn", table_name="silver.offset_regressions",
-    message="offset moved back by 100 messages", topic="<orders>", consumer_group="billing&co", queue_id=5,
-    client_host="10.0.0.7:35394", observed_at=datetime(2026, 11, 21, 10, 5), measured_value=100,
+    message="offset moved back by 100 messages", findings=1, cluster="c1", topic="<orders>", consumer_group="billing&co",
+    measured_total=100, measured_max=100, first_observed_at=datetime(2026, 11, 21, 10, 5),
 )  # fmt: skip
 
 
 def notification(has_errors: bool, failed: tuple) -> Notification:
     return Notification("manual__2026-11-21T11:00:00+00:00", START, END, has_errors, "/lake/r.html", failed, (ALERT,), 3,
-                        {"monitoring.large_regressions": 3})  # fmt: skip
+                        {"monitoring.large_regressions": 3}, findings_total=7)  # fmt: skip
 
 
 def test_report_path_is_under_the_lake_and_safe_as_a_file_name():
@@ -58,8 +58,8 @@ def test_report_shows_status_failures_first_samples_alerts_and_delivery(tmp_path
         "bronze.offset_snapshots.keys_unique"
     )
     assert "&quot;2026-11-21T11:00:00&quot;" in page  # the failing value, escaped
-    assert "<td>&lt;orders&gt;</td><td>billing&amp;co</td><td>5</td>" in page and "<orders>" not in page
-    assert "3 alerts (monitoring.large_regressions: 3); a sample of each check is shown." in page
+    assert "<td>&lt;orders&gt;</td><td>billing&amp;co</td><td>1</td>" in page and "<orders>" not in page
+    assert "3 alerts (monitoring.large_regressions: 3) of 7 findings" in page
     assert "NOT delivered to the webhook sink after 4 attempt(s): HTTP 503 Service Unavailable" in page
 
     quiet = render(notification(False, ()), [PASSED], None)

@@ -37,7 +37,7 @@ backoff_seconds = 0.5
 def test_defaults_alert_to_the_log():
     quality = QualitySettings()
     assert (quality.sink.kind, quality.max_snapshot_gap, quality.stalled_after, quality.regression_alert_above) == (
-        "log", timedelta(minutes=15), timedelta(hours=1), 0
+        "log", timedelta(minutes=15), timedelta(hours=1), 100
     )  # fmt: skip
     assert quality.severity("monitoring.negative_lag", "warn") == "warn"
 

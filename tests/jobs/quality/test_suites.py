@@ -8,6 +8,8 @@ import pytest
 from pyspark.sql.types import StructField, StructType
 
 from jobs.quality.checks import CHECK_NAMES
+from jobs.quality.one_pass import OnePassRunner
+from pipelines.monitoring import CHECKS
 from schemas import tables as t
 from schemas.quality import SUITES, Param, QualitySettings
 
@@ -34,7 +36,7 @@ def test_every_bronze_silver_and_gold_table_has_a_suite_on_its_keys():
         assert by_name["keys_not_null"].columns == spec.keys
         assert by_name["keys_unique"].columns == spec.keys
         assert all(c in spec.columns for e in suite.expectations for c in e.columns), spec.name
-    assert len(CHECK_NAMES) == sum(len(s.expectations) for s in SUITES) + 6
+    assert len(CHECK_NAMES) == sum(len(s.expectations) for s in SUITES) + len(CHECKS)
     assert "gold.consumer_lag.event_time_in_interval" in CHECK_NAMES
 
 
@@ -58,8 +60,11 @@ LAG = {
 }  # fmt: skip
 
 
-@pytest.fixture(scope="module")
-def runner():
+@pytest.fixture(scope="module", params=["one_pass", "great_expectations"])
+def runner(request):
+    """Both engines of the suites: each test holds them to the same outcomes."""
+    if request.param == "one_pass":
+        return OnePassRunner(sample_size=5)
     from jobs.quality.gx_adapter import SuiteRunner
 
     return SuiteRunner(sample_size=5)
@@ -139,3 +144,35 @@ def test_gold_lag_suite_checks_the_interval_and_offset_times(spark, runner):
         "2026-11-21T09:59:00",
         "2026-11-21T11:00:00",
     ]
+
+
+THROUGHPUT = {
+    "cluster": "c1", "topic": "orders", "consumer_group": "billing", "window_start": at(0), "window_end": at(0, 11),
+    "messages_consumed": 10, "messages_per_second": 0.5, "observations": 2, "window_date": date(2026, 11, 21),
+}  # fmt: skip
+
+
+def test_both_engines_agree_on_every_kind_of_failure(spark):
+    """Strict pairs, strict bounds, open bounds, duplicated and null compound keys, nulls that pass."""
+    from jobs.quality.gx_adapter import SuiteRunner
+
+    rows = [
+        {},
+        {},  # a duplicated key
+        {"window_start": at(5), "window_end": at(5)},  # window_end not after window_start
+        {"window_start": at(6), "window_end": None, "messages_consumed": -1},  # a null end passes the pair
+        {"window_start": at(7), "messages_per_second": None, "observations": -3},
+        {"window_start": None, "cluster": None, "topic": None, "consumer_group": None},  # keys all null
+        {"window_start": at(0, 11)},  # the interval's end is excluded
+    ]
+    params = {**PARAMS, Param.THROUGHPUT_FROM: START, Param.THROUGHPUT_FIRST_DATE: date(2026, 11, 21)}
+    df = frame(spark, t.CONSUME_THROUGHPUT, rows, THROUGHPUT)
+    suite = SUITE["gold.consume_throughput"]
+    ours = OnePassRunner(sample_size=10).validate(df, suite, params)
+    theirs = SuiteRunner(sample_size=10).validate(df, suite, params)
+    assert [(o.check_name, o.is_success, o.failing_rows, o.message) for o in ours] == [
+        (o.check_name, o.is_success, o.failing_rows, o.message) for o in theirs
+    ]
+    assert not all(o.is_success for o in ours)
+    for mine, ge in zip(ours, theirs, strict=True):
+        assert sorted(map(repr, mine.sample)) == sorted(map(repr, ge.sample)), mine.check_name

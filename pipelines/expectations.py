@@ -1,0 +1,88 @@
+"""Each expectation of a table suite (schemas.quality) as Spark columns: which rows break it.
+
+A suite is measured in one pass over its table: every expectation but uniqueness is a row
+predicate (:func:`violations`: true where a row breaks it), and the audit sums them all in one
+aggregation; uniqueness is one grouped count of the keys. The predicates follow Great
+Expectations' semantics for the same expectations (jobs.quality.gx_adapter declares them for
+GE, and a test holds both engines to the same outcomes): a null passes every kind but
+``not_null``; ``between`` is inclusive unless ``strict_max``; ``pair_at_least`` ignores a row
+where either value is missing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import reduce
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+from schemas.quality import Expectation, Param
+
+
+@dataclass(frozen=True)
+class Violation:
+    """Where one expectation breaks on one subject (a column, or a pair of them)."""
+
+    subject: str  # as the check's message names it: "queue_id", "observed_at vs consumer_offset_at"
+    breaks: Column  # true where a row breaks it, false elsewhere (never null)
+    value: Column  # what a sample of the breaking rows shows
+
+
+def _resolve(value: object, params: Mapping[Param, object]) -> object:
+    return params[value] if isinstance(value, Param) else value
+
+
+def _known(condition: Column) -> Column:
+    return F.coalesce(condition, F.lit(False))
+
+
+def violations(expectation: Expectation, params: Mapping[Param, object]) -> list[Violation]:
+    """The row predicates of ``expectation`` (none for ``unique``: see :func:`duplicated_rows`)."""
+    columns = expectation.columns
+    if expectation.kind == "not_null":
+        return [Violation(c, F.col(c).isNull(), F.col(c)) for c in columns]
+    if expectation.kind == "between":
+        low, high = _resolve(expectation.min_value, params), _resolve(expectation.max_value, params)
+        found = []
+        for c in columns:
+            value = F.col(c)
+            below = value < F.lit(low) if low is not None else F.lit(False)
+            above = (
+                (value >= F.lit(high) if expectation.strict_max else value > F.lit(high))
+                if high is not None
+                else F.lit(False)
+            )
+            found.append(Violation(c, _known(below | above), value))
+        return found
+    if expectation.kind == "in_set":
+        return [Violation(c, _known(~F.col(c).isin(*expectation.values)), F.col(c)) for c in columns]
+    if expectation.kind == "pair_at_least":
+        first, second = columns
+        holds = F.col(first) > F.col(second) if expectation.strict_max else F.col(first) >= F.col(second)
+        pair = F.array(F.col(first), F.col(second))  # the pairs compare values of one type
+        return [Violation(f"{first} vs {second}", _known(~holds), pair)]
+    if expectation.kind == "unique":
+        return []
+    raise ValueError(f"unknown expectation kind {expectation.kind!r}")
+
+
+def unique_subject(expectation: Expectation) -> str:
+    columns = expectation.columns
+    return columns[0] if len(columns) == 1 else "(" + ", ".join(columns) + ")"
+
+
+def counted_violations(found: list[Violation]) -> list[Column]:
+    """One aggregate per violation: how many rows break it (for a single ``agg``)."""
+    return [F.sum(v.breaks.cast("long")).alias(f"_broken_{n}") for n, v in enumerate(found)]
+
+
+def all_present(columns: tuple[str, ...]) -> Column:
+    """True where none of ``columns`` is null (a unique key with a null is not compared)."""
+    return reduce(lambda a, b: a & b, [F.col(c).isNotNull() for c in columns])
+
+
+def any_present(columns: tuple[str, ...]) -> Column:
+    """True where one of ``columns`` at least is not null (a compound key all null is not compared)."""
+    return reduce(lambda a, b: a | b, [F.col(c).isNotNull() for c in columns])

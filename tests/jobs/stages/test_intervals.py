@@ -1,0 +1,36 @@
+"""Which interval a run replays: pure planning, no Spark."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from jobs.stages.context import ReplayInterval
+from jobs.stages.intervals import TICK, plan_interval
+from schemas.instants import EPOCH
+
+
+def at(hour: int) -> datetime:
+    return datetime(2026, 11, 21, hour, tzinfo=UTC)
+
+
+def test_a_run_without_from_starts_where_the_last_published_run_ended():
+    # a crashed run replayed to 12:00 and checkpointed there, but published nothing after 10:00
+    planned = plan_interval(None, None, [at(10), at(12)], at(10), None, at(13))
+    assert planned == ReplayInterval(None, None, at(10), at(13) + TICK)
+
+
+def test_with_nothing_published_a_run_replays_from_the_beginning_whatever_was_replayed():
+    planned = plan_interval(None, None, [at(12)], None, None, at(13))
+    assert planned == ReplayInterval(None, None, EPOCH, at(13) + TICK)
+
+
+def test_an_asked_interval_starts_at_the_checkpoint_at_or_before_it():
+    planned = plan_interval(at(11), at(12), [at(10), at(12)], at(12), None, at(13))
+    assert planned == ReplayInterval(at(11), at(12), at(10), at(12))
+
+
+def test_late_data_widens_the_replay_back_to_a_checkpoint_before_it_and_through_later_ones():
+    planned = plan_interval(
+        at(12), at(13), [at(9), at(10), at(12)], at(12), at(9) + timedelta(minutes=30), at(13)
+    )
+    assert planned == ReplayInterval(at(12), at(13), at(9), at(13))
