@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from schemas.quality import QualitySettings
 
@@ -98,6 +98,9 @@ class ClusterSettings(_Model):
 
 class ReplaySettings(_Model):
     throughput_window: timedelta = Field(default=timedelta(hours=1), le=timedelta(days=366))
+    # How far back the marts read a queue's max-offset history (lag in seconds, produce
+    # increments): an offset older than the first observation within it gets a bounded lag.
+    lag_history: timedelta = Field(default=timedelta(days=1), le=timedelta(days=366))
     # Checkpoints older than this many runs are pruned; late data older than every
     # kept checkpoint makes the next run replay from the beginning.
     checkpoints_kept: int = Field(default=200, ge=1)
@@ -106,6 +109,13 @@ class ReplaySettings(_Model):
     # not shuffled for it; above it, an anti-join of Spark's choosing (a sort-merge join on
     # large inputs, which shuffles and sorts every canonical commit).
     broadcast_logged_commits: int = Field(default=2_000_000, ge=0)
+
+    @field_validator("lag_history")
+    @classmethod
+    def _positive(cls, value: timedelta) -> timedelta:
+        if value.total_seconds() < 1:
+            raise ValueError("lag_history must be at least a second")
+        return value
 
     @field_validator("throughput_window")
     @classmethod
@@ -121,6 +131,24 @@ class LogSettings(_Model):
     directory: Path | None = None
 
 
+class StatusSettings(_Model):
+    """The consumer status rules' thresholds (``[status]``; the rules: pipelines.marts.status)."""
+
+    # the status is decided per tumbling window of this length
+    window: timedelta = Field(default=timedelta(hours=1), le=timedelta(days=366))
+    # a lag of at most this many messages is no lag: no STOP, STALL or WARN for it
+    allowed_lag_messages: int = Field(default=100, ge=0)
+    # WARN needs the lag to grow over at least this many observations of the window
+    min_lag_observations: int = Field(default=3, ge=2)
+
+    @field_validator("window")
+    @classmethod
+    def _whole_minutes(cls, value: timedelta) -> timedelta:
+        if value.total_seconds() < 60 or value.total_seconds() % 60:
+            raise ValueError("the status window must be a whole number of minutes, at least one")
+        return value
+
+
 class Settings(_Model):
     spark: SparkSettings = SparkSettings()
     logs: LogSettings = LogSettings()
@@ -130,10 +158,20 @@ class Settings(_Model):
     patterns: dict[str, str] = Field(default_factory=dict)
     clusters: dict[str, ClusterSettings] = Field(default_factory=dict)
     replay: ReplaySettings = ReplaySettings()
+    status: StatusSettings = StatusSettings()
     quality: QualitySettings = QualitySettings()
 
     def cluster(self, name: str) -> ClusterSettings:
         return self.clusters.get(name, ClusterSettings())
+
+    @model_validator(mode="after")
+    def _lookback_covers_a_status_window(self) -> Settings:
+        # a status change compares a window with the one before it, read from the look-back
+        if self.quality.lookback < self.status.window:
+            raise ValueError(
+                f"[quality] lookback ({self.quality.lookback}) must cover the status window ({self.status.window})"
+            )
+        return self
 
 
 def load_settings(path: Path | None, environ: Mapping[str, str] = os.environ) -> Settings:

@@ -40,6 +40,12 @@ class Param(StrEnum):
     # start of the throughput window holding the interval's start (throughput is rebuilt from there)
     THROUGHPUT_FROM = "throughput_from"
     THROUGHPUT_FIRST_DATE = "throughput_first_date"
+    # start of the status window holding the interval's start (the status is rebuilt from there)
+    STATUS_FROM = "status_from"
+    STATUS_FIRST_DATE = "status_first_date"
+    # start of the UTC day holding the interval's start (daily marts are rebuilt from there)
+    DAY_FROM = "day_from"
+    DAY_FIRST_DATE = "day_first_date"
 
 
 @dataclass(frozen=True)
@@ -104,6 +110,17 @@ def _in_interval(spec: t.TableSpec, since: Param = Param.INTERVAL_START) -> Expe
 
 
 _KEY_KIND = _codes("key_kind", *KEY_KINDS)
+# pipelines.marts.status.STATUSES, and pipelines.replay.explain.CAUSES (schemas import no pipeline: tests
+# hold them together)
+CONSUMER_STATUSES = ("OK", "WARN", "STALL", "STOP", "REWIND", "ERR")
+REGRESSION_CAUSES = (
+    "admin_reset",
+    "server_correction",
+    "rewind_to_min",
+    "stale_commit",
+    "failover",
+    "unexplained",
+)
 _POSITIVE_SIZE = Expectation("regression_sizes_positive", "between", ("regression_size",), 1, OFFSET_LIMIT)
 
 _EVIDENCE = _codes("evidence", "commit_log", "broker_notifyme", "client_persist")
@@ -127,7 +144,9 @@ SUITES = (
               offsets=("offset", "stored_offset_before", "client_offset_after")),
     _contract(t.STORED_OFFSET_TIMELINE, _codes("observation", "commit", "snapshot"),
               offsets=("stored_offset", "previous_stored_offset", "consumed_increment")),
-    _contract(t.OFFSET_REGRESSIONS, _POSITIVE_SIZE, _codes("evidence", "commit", "snapshot_pair"), _KEY_KIND,
+    _contract(t.OFFSET_REGRESSIONS, _POSITIVE_SIZE,
+              Expectation("exposure_at_least_the_size", "pair_at_least", ("messages_consumed_twice", "regression_size")),
+              _codes("evidence", "commit", "snapshot_pair", "snapshot_behind_commit"), _KEY_KIND, _codes("cause", *REGRESSION_CAUSES),
               Expectation("regression_below_stored", "pair_at_least", ("stored_offset", "offset"), strict_max=True),
               offsets=("offset", "stored_offset")),
     _contract(t.REPLAY_CHECKPOINTS, _KEY_KIND,
@@ -140,8 +159,23 @@ SUITES = (
     # Throughput is rebuilt from the start of the window holding the interval's start.
     _contract(t.CONSUME_THROUGHPUT, _in_interval(t.CONSUME_THROUGHPUT, since=Param.THROUGHPUT_FROM),
               Expectation("window_ordered", "pair_at_least", ("window_end", "window_start"), strict_max=True),
-              Expectation("counts_in_range", "between", ("messages_consumed", "messages_per_second", "observations"), 0, None),
+              Expectation("counts_in_range", "between", ("messages_consumed", "messages_per_second", "observations",
+                                                         "messages_produced", "produced_per_second"), 0, None),
               queue=None, first_date=Param.THROUGHPUT_FIRST_DATE),
+    _contract(t.PRODUCE_THROUGHPUT, _in_interval(t.PRODUCE_THROUGHPUT, since=Param.THROUGHPUT_FROM),
+              Expectation("window_ordered", "pair_at_least", ("window_end", "window_start"), strict_max=True),
+              Expectation("counts_in_range", "between", ("messages_produced", "messages_per_second", "max_offset_decreases"), 0, None),
+              Expectation("observed", "between", ("observations",), 1, None),
+              offsets=("max_offset",), first_date=Param.THROUGHPUT_FIRST_DATE),
+    _contract(t.CONSUMER_STATUS, _in_interval(t.CONSUMER_STATUS, since=Param.STATUS_FROM),
+              _codes("status", *CONSUMER_STATUSES),
+              Expectation("counts_in_range", "between", ("lag_observations", "commits", "messages_consumed", "regressions",
+                                                         "expired_messages"), 0, None),
+              queue=None, first_date=Param.STATUS_FIRST_DATE),
+    _contract(t.DUPLICATE_EXPOSURE, _in_interval(t.DUPLICATE_EXPOSURE, since=Param.DAY_FROM),
+              Expectation("counts_positive", "between", ("regressions", "queues", "extra_deliveries"), 1, None),
+              Expectation("deliveries_cover_the_unintended", "pair_at_least", ("extra_deliveries", "unintended_extra_deliveries")),
+              queue=None, first_date=Param.DAY_FIRST_DATE),
 )  # fmt: skip
 
 

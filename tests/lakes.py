@@ -58,17 +58,19 @@ def write_rows(root: Path, spec: TableSpec, rows: Sequence[Mapping[str, object]]
     write_deltalake(f"{root}/{spec.path}", table, partition_by=list(spec.partition_by) or None)
 
 
-def _regression(at: datetime, group: str, host: str, size: int, explained_by: str | None) -> dict:
+def _regression(at: datetime, group: str, host: str, size: int, cause: str) -> dict:
     return {"cluster": "prod-1", "broker": "broker-a", "topic": "orders", "consumer_group": group,
             "queue_id": 1, "detected_at": at, "offset": 1000 - size, "stored_offset": 1000,
             "regression_size": size, "evidence": "commit", "client_host": host, "key_kind": "normal",
-            "observation_seq": f"{at:%H%M%S}", "explained_by": explained_by, "detected_date": at.date()}  # fmt: skip
+            "observation_seq": f"{at:%H%M%S}", "cause": cause, "messages_consumed_twice": size,
+            "cause_detail": "reset by admin" if cause == "admin_reset" else None,
+            "detected_date": at.date()}  # fmt: skip
 
 
 REGRESSIONS = (
-    _regression(DAY + timedelta(hours=1), "billing", "10.0.0.1:1", 300, "reset_started"),
-    _regression(DAY + timedelta(hours=2), "billing", "10.0.0.2:2", 20, None),
-    _regression(DAY + timedelta(hours=3), "shipping", "10.0.0.1:1", 5, None),
+    _regression(DAY + timedelta(hours=1), "billing", "10.0.0.1:1", 300, "admin_reset"),
+    _regression(DAY + timedelta(hours=2), "billing", "10.0.0.2:2", 20, "unexplained"),
+    _regression(DAY + timedelta(hours=3), "shipping", "10.0.0.1:1", 5, "unexplained"),
 )
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from pyspark.sql import functions as F
 
+from jobs.cli.answers import answer_lines
 from jobs.runtime.logs import inert
 from jobs.stages.context import RunContext
 from schemas.instants import iso_z
@@ -17,7 +18,7 @@ from schemas.tables import ALL_TABLES, INGEST_RUNS, OFFSET_REGRESSIONS
 EXAMPLE_QUERIES = (
     "SELECT consumer_group, client_host, count(*) AS regressions, sum(regression_size) AS consumed_twice "
     "FROM silver_offset_regressions GROUP BY 1, 2 ORDER BY 4 DESC",
-    "SELECT detected_at, topic, consumer_group, queue_id, regression_size, explanation "
+    "SELECT detected_at, topic, consumer_group, queue_id, regression_size, cause, cause_detail "
     "FROM silver_offset_regressions ORDER BY regression_size DESC LIMIT 5",
     "SELECT topic, consumer_group, max(total_lag_messages) AS worst_lag "
     "FROM gold_consumer_lag_by_group GROUP BY 1, 2 ORDER BY 3 DESC LIMIT 10",
@@ -54,10 +55,10 @@ def _regression_lines(lake, interval) -> list[str]:
     lines = [f"Regressions found in the interval: {found.count():,}" + (" (largest first):" if top else "")]
     for r in top:
         who = f" by {r.client_host}" if r.client_host else ""
-        why = f"; {r.explanation}" if r.explanation else ""
+        why = f": {r.cause_detail}" if r.cause_detail else ""
         lines.append(inert(  # names from landed files: no line break or terminal escape gets through
             f"  {r.detected_at:%Y-%m-%d %H:%M:%S} {r.cluster}/{r.broker} {r.topic}@{r.consumer_group} q{r.queue_id}: "
-            f"{r.stored_offset} -> {r.offset} ({r.regression_size} messages again, {r.evidence}{who}{why})"
+            f"{r.stored_offset} -> {r.offset} ({r.regression_size} messages again, {r.evidence}{who}); {r.cause}{why}"
         ))  # fmt: skip
     return lines
 
@@ -76,7 +77,7 @@ def print_summary(outcome: RunContext, log_path: Path | None = None, report: Pat
     print("Tables (rows):")
     for spec in ALL_TABLES:
         print(f"  {spec.path:<34} {lake.row_count(spec):>12,}")
-    for line in _regression_lines(lake, interval):
+    for line in (*_regression_lines(lake, interval), *answer_lines(lake, interval)):
         print(line)
     if outcome.audit is not None:
         status = "FAILED (error-severity checks)" if outcome.audit.has_errors else "passed"

@@ -33,6 +33,7 @@ from jobs.quality.report import report_path, write_report
 from jobs.quality.results import Alert, CheckResult, Finding, Notification
 from pipelines.monitoring import CHECKS
 from pipelines.monitoring.alerts import alerts_of
+from schemas.config import StatusSettings
 from schemas.instants import utc
 from schemas.quality import QualitySettings
 from schemas.tables import QUALITY_ALERTS, QUALITY_CHECK_RESULTS, QUALITY_FINDINGS
@@ -161,8 +162,9 @@ def run_audit(
         )
     log.info("auditing %s to %s (run %s)", start.isoformat(), end.isoformat(), run_id)
 
+    status = getattr(settings, "status", None) or StatusSettings()
     expectation_results, expectation_findings = suites.validate_tables(
-        lake, quality, start, end, _throughput_window(settings)
+        lake, quality, start, end, _throughput_window(settings), status.window
     )
     findings = _write_findings_and_alerts(lake, quality, expectation_findings, run_id, start, end)
     counts, alerts = _collected_alerts(lake, start, quality.sink.max_alerts_per_check)

@@ -21,11 +21,14 @@ from pyspark.sql import functions as F
 from jobs.io.lake import Lake
 from jobs.quality.one_pass import OnePassRunner
 from jobs.quality.results import CheckResult, ExpectationEngine, ExpectationOutcome, Finding, stable_id
+from pipelines.marts.exposure import DAY
 from pipelines.marts.windows import window_start
+from schemas.config import StatusSettings
 from schemas.quality import SUITES, Param, QualitySettings, TableSuite
 
 log = logging.getLogger("offsetlake.quality.suites")
 SAMPLE_SIZE = 10
+DEFAULT_STATUS_WINDOW = StatusSettings().window
 
 
 def _great_expectations():
@@ -37,10 +40,15 @@ def _great_expectations():
 
 
 def interval_params(
-    quality: QualitySettings, start: datetime, end: datetime, throughput_window: timedelta
+    quality: QualitySettings,
+    start: datetime,
+    end: datetime,
+    throughput_window: timedelta,
+    status_window: timedelta = DEFAULT_STATUS_WINDOW,
 ) -> dict[Param, object]:
     """Values of the suites' parameters for the interval ``[start, end)``."""
-    throughput_from = window_start(start, throughput_window)
+    throughput_from, day_from = window_start(start, throughput_window), window_start(start, DAY)
+    status_from = window_start(start, status_window)
     return {
         Param.INTERVAL_START: start,
         Param.INTERVAL_END: end,
@@ -49,6 +57,10 @@ def interval_params(
         Param.MAX_QUEUE_ID: quality.max_queue_id,
         Param.THROUGHPUT_FROM: throughput_from,
         Param.THROUGHPUT_FIRST_DATE: throughput_from.date(),
+        Param.STATUS_FROM: status_from,
+        Param.STATUS_FIRST_DATE: status_from.date(),
+        Param.DAY_FROM: day_from,
+        Param.DAY_FIRST_DATE: day_from.date(),
     }
 
 
@@ -112,11 +124,16 @@ def validate_suite(
 
 
 def validate_tables(
-    lake: Lake, quality: QualitySettings, start: datetime, end: datetime, throughput_window: timedelta
+    lake: Lake,
+    quality: QualitySettings,
+    start: datetime,
+    end: datetime,
+    throughput_window: timedelta,
+    status_window: timedelta = DEFAULT_STATUS_WINDOW,
 ) -> tuple[list[CheckResult], list[Finding]]:
     """Results of every suite for the interval, and one finding per failed expectation."""
     runner = OnePassRunner(SAMPLE_SIZE) if quality.expectation_engine == "one_pass" else _great_expectations()
-    params = interval_params(quality, start, end, throughput_window)
+    params = interval_params(quality, start, end, throughput_window, status_window)
     results: list[CheckResult] = []
     for suite in SUITES:
         began = time.perf_counter()

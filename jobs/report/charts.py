@@ -54,11 +54,11 @@ CHARTS: tuple[Chart, ...] = (
     Chart(
         "regressions",
         "Regressions over time",
-        "Each committed offset that went backwards, per queue: its size (messages consumed twice) and what "
-        "explains it (a logged reset, else the evidence that showed it).",
+        "Each committed offset that went backwards, per queue: its size (messages consumed twice) and its "
+        "cause (pipelines/replay/explain.py: an admin reset, a server correction, a stale commit, ...).",
         f"""SELECT detected_at, topic || '@' || consumer_group || ' ' || broker || ' q' || CAST(queue_id AS VARCHAR) AS queue_key,
                   regression_size,
-                  coalesce(explained_by, '{figures.UNEXPLAINED} (' || evidence || ')') AS cause,
+                  CASE WHEN cause = '{figures.UNEXPLAINED}' THEN cause || ' (' || evidence || ')' ELSE cause END AS cause,
                   broker || ' q' || CAST(queue_id AS VARCHAR) AS queue, coalesce(client_host, '?') AS client_host,
                   CAST(stored_offset AS VARCHAR) || ' -> ' || CAST("offset" AS VARCHAR) AS moved
            FROM silver_offset_regressions WHERE {{where}} ORDER BY detected_at""",

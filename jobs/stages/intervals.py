@@ -23,13 +23,18 @@ from pyspark.sql import functions as F
 
 from jobs.io.lake import Lake
 from jobs.stages.context import ReplayInterval, StageOrderError
+from pipelines.marts.exposure import DAY
 from pipelines.marts.windows import window_start
+from schemas.config import Settings
 from schemas.instants import EPOCH, from_collected
 from schemas.tables import (
     CONSUME_THROUGHPUT,
     CONSUMER_LAG,
     CONSUMER_LAG_BY_GROUP,
+    CONSUMER_STATUS,
+    DUPLICATE_EXPOSURE,
     INGEST_RUNS,
+    PRODUCE_THROUGHPUT,
     PUBLISH_RUNS,
     REPLAY_CHECKPOINTS,
     REPLAY_RUNS,
@@ -124,14 +129,17 @@ def replayed_interval(lake: Lake, run_id: str) -> ReplayInterval:
     return interval
 
 
-def gold_ranges(
-    interval: ReplayInterval, throughput_window: timedelta
-) -> dict[TableSpec, tuple[datetime, datetime]]:
+def gold_ranges(interval: ReplayInterval, settings: Settings) -> dict[TableSpec, tuple[datetime, datetime]]:
     """The event-time range of each gold table that a run over ``interval`` rewrites: the
-    interval, and for throughput from the start of the window holding its start."""
+    interval, and for the windowed marts (throughput, status, duplicate exposure) from the start
+    of the window (status window, UTC day) holding its start."""
     start, end = interval.replayed_from, interval.replayed_to
+    throughput_window = settings.replay.throughput_window
     return {
         CONSUMER_LAG: (start, end),
         CONSUMER_LAG_BY_GROUP: (start, end),
+        PRODUCE_THROUGHPUT: (window_start(start, throughput_window), end),
         CONSUME_THROUGHPUT: (window_start(start, throughput_window), end),
+        CONSUMER_STATUS: (window_start(start, settings.status.window), end),
+        DUPLICATE_EXPOSURE: (window_start(start, DAY), end),
     }

@@ -11,20 +11,34 @@ from datetime import datetime
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 
 from jobs.io.lake import Lake
 from jobs.stages.context import ReplayInterval, RunContext
 from jobs.stages.intervals import checkpoint_at, gold_ranges, replayed_interval
-from pipelines.marts.lag import broker_offset_observations, consumer_lag, consumer_lag_by_group
-from pipelines.marts.throughput import consume_throughput
+from pipelines.marts.exposure import duplicate_exposure
+from pipelines.marts.lag import (
+    broker_offset_observations,
+    consumer_lag,
+    consumer_lag_by_group,
+    max_offset_points,
+    with_lag_seconds,
+)
+from pipelines.marts.status import consumer_status
+from pipelines.marts.throughput import consume_throughput, produce_throughput
 from schemas.config import Settings
 from schemas.tables import (
     CONSUME_THROUGHPUT,
     CONSUMER_LAG,
     CONSUMER_LAG_BY_GROUP,
+    CONSUMER_STATUS,
+    DUPLICATE_EXPOSURE,
+    OFFSET_REGRESSIONS,
+    PRODUCE_THROUGHPUT,
     QUEUE_KEY,
     QUEUE_OFFSETS,
     STORED_OFFSET_TIMELINE,
+    TableSpec,
 )
 
 
@@ -46,27 +60,71 @@ def _known_queues(lake: Lake, timeline: DataFrame, seed: DataFrame, end: datetim
 def build_marts(lake: Lake, settings: Settings, run_id: str) -> ReplayInterval:
     """Compute the gold rows of the run's replayed interval into the staging lake."""
     interval = replayed_interval(lake, run_id)
-    window = settings.replay.throughput_window
-    start, end = interval.replayed_from, interval.replayed_to
+    ranges = gold_ranges(interval, settings)
+    staging = lake.staging()
+    _lag(lake, staging, settings, interval.replayed_from, interval.replayed_to)
+    _throughput(lake, staging, settings, *ranges[CONSUME_THROUGHPUT])
+    _status(lake, staging, settings, *ranges[CONSUMER_STATUS], interval.replayed_from)
+    day_from, end = ranges[DUPLICATE_EXPOSURE]
+    staging.overwrite(
+        DUPLICATE_EXPOSURE, duplicate_exposure(lake.read(OFFSET_REGRESSIONS, start=day_from, end=end))
+    )
+    return interval
+
+
+def _lag(lake: Lake, staging: Lake, settings: Settings, start: datetime, end: datetime) -> None:
+    """gold/consumer_lag (in messages and seconds) and its roll-up per group, for ``[start, end)``."""
     timeline = lake.read(STORED_OFFSET_TIMELINE, start=start, end=end)
     seed = checkpoint_at(lake, start)
     known = _known_queues(lake, timeline, seed, end)
     observations = broker_offset_observations(lake.read(QUEUE_OFFSETS, start=start, end=end), known)
-
-    staging = lake.staging()
     # the lag reads the observations three times (its queue dictionary, the as-of pass, the
     # join back), and each read would read the admin-tool rows again (and, where the checkpoint
     # at the end is gone, scan the timeline for the known queues): compute them once (a row
     # per queue and observation: small beside the timeline)
     observations.persist(StorageLevel.MEMORY_AND_DISK)
+    # the lag's rows are read twice more (the queues the lag in seconds numbers, the rows it adds to)
+    lag = consumer_lag(observations, timeline, seed).persist(StorageLevel.MEMORY_AND_DISK)
+    history = settings.replay.lag_history
+    points = max_offset_points(lake.read(QUEUE_OFFSETS, start=start - history, end=end))
     try:
-        staging.overwrite(CONSUMER_LAG, consumer_lag(observations, timeline, seed))
+        staging.overwrite(CONSUMER_LAG, with_lag_seconds(lag, points, history))
     finally:
+        lag.unpersist()
         observations.unpersist()
     staging.overwrite(CONSUMER_LAG_BY_GROUP, consumer_lag_by_group(staging.read(CONSUMER_LAG)))
-    throughput_from, _ = gold_ranges(interval, window)[CONSUME_THROUGHPUT]
+
+
+def _throughput(lake: Lake, staging: Lake, settings: Settings, start: datetime, end: datetime) -> None:
+    """gold/produce_throughput and gold/consume_throughput of whole windows from ``start``."""
+    window, history = settings.replay.throughput_window, settings.replay.lag_history
+    # each window's first increment pairs with the observation before it, up to the history back
+    points = max_offset_points(lake.read(QUEUE_OFFSETS, start=start - history, end=end))
     staging.overwrite(
-        CONSUME_THROUGHPUT,
-        consume_throughput(lake.read(STORED_OFFSET_TIMELINE, start=throughput_from, end=end), window),
+        PRODUCE_THROUGHPUT,
+        produce_throughput(points, window, history).where(F.col("window_start") >= F.lit(start)),
     )
-    return interval
+    timeline = lake.read(STORED_OFFSET_TIMELINE, start=start, end=end)
+    staging.overwrite(
+        CONSUME_THROUGHPUT, consume_throughput(timeline, window, staging.read(PRODUCE_THROUGHPUT))
+    )
+
+
+def _gold(lake: Lake, staging: Lake, spec: TableSpec, start: datetime, staged_from: datetime) -> DataFrame:
+    """``spec``'s rows from ``start``: this run's (staged from ``staged_from``) and the published before them."""
+    return lake.read(spec, start=start, end=staged_from).unionByName(staging.read(spec))
+
+
+def _status(
+    lake: Lake, staging: Lake, settings: Settings, start: datetime, end: datetime, staged_from
+) -> None:
+    """gold/consumer_status of whole status windows from ``start`` (the lag tables are staged
+    from ``staged_from``, the interval's start)."""
+    status = consumer_status(
+        _gold(lake, staging, CONSUMER_LAG_BY_GROUP, start, staged_from),
+        _gold(lake, staging, CONSUMER_LAG, start, staged_from),
+        lake.read(STORED_OFFSET_TIMELINE, start=start, end=end),
+        lake.read(OFFSET_REGRESSIONS, start=start, end=end),
+        settings.status,
+    )
+    staging.overwrite(CONSUMER_STATUS, status)

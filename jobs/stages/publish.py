@@ -21,7 +21,7 @@ def publish(lake: Lake, settings: Settings, run_id: str) -> dict[str, int]:
     interval = replayed_interval(lake, run_id)
     staging = lake.staging()
     published = {}
-    for spec, (start, end) in gold_ranges(interval, settings.replay.throughput_window).items():
+    for spec, (start, end) in gold_ranges(interval, settings).items():
         if not staging.exists(spec):
             raise StageOrderError(
                 f"nothing staged for {spec.path}: run the marts stage first (same --run-id)"

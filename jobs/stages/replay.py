@@ -28,7 +28,7 @@ from jobs.stages.intervals import (
 )
 from pipelines.replay import replay
 from pipelines.replay.events import replayed_snapshots
-from pipelines.replay.explain import LOOKBACK_SECONDS, SLACK_SECONDS, explain_regressions
+from pipelines.replay.explain import LOOKBACK_SECONDS, MIN_OFFSET_MAX_AGE_SECONDS, SLACK_SECONDS, with_causes
 from schemas.config import Settings
 from schemas.instants import EPOCH, from_collected
 from schemas.tables import (
@@ -38,6 +38,7 @@ from schemas.tables import (
     OFFSET_REGRESSIONS,
     OFFSET_RESETS,
     OFFSET_SNAPSHOTS,
+    QUEUE_OFFSETS,
     REPLAY_CHECKPOINTS,
     REPLAY_RUNS,
     SNAPSHOT_FILES,
@@ -130,12 +131,7 @@ def run_replay(
             result.state.count()  # the replay: its workers write the two tables' files
             lake.replace_range(OFFSET_COMMITS_REPLAYED, None, start, end, worker_files=commits_dir)
             lake.replace_range(STORED_OFFSET_TIMELINE, None, start, end, worker_files=timeline_dir)
-        resets = lake.read(
-            OFFSET_RESETS,
-            start=start - timedelta(seconds=LOOKBACK_SECONDS),
-            end=end + timedelta(seconds=SLACK_SECONDS + 1),
-        )
-        lake.replace_range(OFFSET_REGRESSIONS, explain_regressions(result.regressions, resets), start, end)
+        lake.replace_range(OFFSET_REGRESSIONS, _explained(lake, result.regressions, start, end), start, end)
         # the new checkpoint supersedes any taken inside the replayed interval
         lake.replace_range(
             REPLAY_CHECKPOINTS, result.checkpoint.withColumn("as_of", F.lit(end)), start + TICK, end + TICK
@@ -146,6 +142,17 @@ def run_replay(
     _prune_checkpoints(lake, settings.replay.checkpoints_kept)
     _record(lake, run_id, interval)
     return with_first_event(lake, interval)
+
+
+def _explained(lake: Lake, regressions: DataFrame, start: datetime, end: datetime) -> DataFrame:
+    """The interval's regressions with their causes, from the evidence of the look-backs before it."""
+    lookback = timedelta(seconds=LOOKBACK_SECONDS + SLACK_SECONDS)
+    return with_causes(
+        regressions,
+        lake.read(OFFSET_REGRESSIONS, start=start - lookback, end=start),
+        lake.read(OFFSET_RESETS, start=start - lookback, end=end + timedelta(seconds=SLACK_SECONDS + 1)),
+        lake.read(QUEUE_OFFSETS, start=start - timedelta(seconds=MIN_OFFSET_MAX_AGE_SECONDS), end=end),
+    )
 
 
 def _prune_checkpoints(lake: Lake, kept: int) -> None:

@@ -17,8 +17,10 @@ from jobs.cli.main import Command, exit_code, run_with_display, settings_options
 from jobs.cli.settings import check_lake, settings_from
 from jobs.cli.summary import example_commands
 from jobs.report.page import report_location
-from jobs.tools.simulator import SimulationSpec, simulate
+from jobs.tools.simulator import Incident, SimulationSpec, simulate
 from schemas.config import Settings
+from schemas.instants import from_collected
+from schemas.tables import OFFSET_REGRESSIONS
 
 
 def run_demo(workdir: Path, start: datetime, hours: int, settings: Settings, args: Namespace) -> int:
@@ -37,16 +39,35 @@ def run_demo(workdir: Path, start: datetime, hours: int, settings: Settings, arg
         f"{len(manifest.incidents)} injected incidents -> {landing}"
     )
     outcome = run_with_display(settings, lake, landing, args)
-    print("Injected incidents (what the regressions above should explain):")
+    found = outcome.lake.read(OFFSET_REGRESSIONS).collect()
+    print("Injected incidents and the cause the lake found for the regression each left:")
     for incident in manifest.incidents:
+        regression = regression_of(incident, found, spec.snapshot_interval)
+        cause = regression.cause if regression is not None else "(no regression found)"
+        verdict = "" if cause == incident.cause else f"  (expected {incident.cause})"
         print(
-            f"  {incident.occurred_at:%Y-%m-%d %H:%M:%S} {incident.kind:<22} {incident.cluster}/{incident.broker} "
-            f"{incident.topic}@{incident.consumer_group} q{incident.queue_id}: {incident.stored_offset_before} -> {incident.offset}"
+            f"  {incident.occurred_at:%Y-%m-%d %H:%M:%S} {incident.kind:<17} {incident.cluster}/{incident.broker} "
+            f"{incident.topic}@{incident.consumer_group} q{incident.queue_id}: {incident.stored_offset_before} -> "
+            f"{incident.offset}  cause found: {cause}{verdict}"
         )
     # the two next steps last, where a person looks
     print(f"Query the lake:   {example_commands(str(lake))[0]}")
     print(f"Open its report:  {report_location(outcome.lake.root, outcome.run_id).resolve().as_uri()}")
     return exit_code(outcome)
+
+
+def regression_of(incident: Incident, regressions: list, within: timedelta):
+    """The first regression of the incident's queue from its time to ``within`` later (the next
+    snapshot shows what no commit shows), or None."""
+    key = (incident.cluster, incident.broker, incident.topic, incident.consumer_group, incident.queue_id)
+    since, until = incident.occurred_at, incident.occurred_at + within
+    mine = [
+        r
+        for r in regressions
+        if (r.cluster, r.broker, r.topic, r.consumer_group, r.queue_id) == key
+        and since <= from_collected(r.detected_at) <= until
+    ]
+    return min(mine, key=lambda r: (r.detected_at, r.observation_seq), default=None)
 
 
 def _arguments(parser) -> None:

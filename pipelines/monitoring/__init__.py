@@ -21,6 +21,7 @@ from pipelines.monitoring import checks
 from schemas.quality import QualitySettings, Severity
 from schemas.tables import (
     CONSUMER_LAG,
+    CONSUMER_STATUS,
     OFFSET_COMMITS_REPLAYED,
     OFFSET_REGRESSIONS,
     OFFSET_SNAPSHOTS,
@@ -100,5 +101,10 @@ CHECKS: tuple[MonitoringCheck, ...] = (
         "large_regressions", "a regression detected in the interval larger than the alert size",
         (CheckInput(OFFSET_REGRESSIONS),), "detected_at", "regression_size", "messages",
         lambda inputs, c: checks.find_large_regressions(inputs[0], above=c.quality.regression_alert_above),
+    ),
+    MonitoringCheck(
+        "status_changes", "a consumer group's status changed from one window to the next (one alert per change)",
+        (CheckInput(CONSUMER_STATUS, "with_lookback"),), "window_start", "last_lag_messages", "messages",
+        lambda inputs, c: checks.find_status_changes(inputs[0], **_interval(c)), alert_per_finding=True,
     ),
 )  # fmt: skip

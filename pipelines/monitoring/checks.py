@@ -332,3 +332,34 @@ def find_large_regressions(regressions: DataFrame, *, above: int) -> DataFrame:
             "evidence", "commit_path", "key_kind", "message",
         )
     )  # fmt: skip
+
+
+def find_status_changes(status: DataFrame, *, interval_start: datetime, interval_end: datetime) -> DataFrame:
+    """gold/consumer_status windows completed in the interval whose status differs from the
+    group's window before (or, first seen, is not OK): one finding per change, not one per row.
+
+    A window counts in the interval its end falls in (``interval_start < window_end <=
+    interval_end``): its status is final only then, and runs over consecutive intervals report
+    each change once, as one run over both does. Needs the status rows from the look-back on.
+    A group STALL from 10:00 to 12:00, one-hour windows:
+
+        window  status             finding
+        09:00   OK
+        10:00   STALL              OK -> STALL
+        11:00   STALL              (none: no change)
+        12:00   OK                 STALL -> OK
+    """
+    order = Window.partitionBy("cluster", "topic", "consumer_group").orderBy("window_start")  # keys: no ties
+    previous = F.col("previous_status")
+    completed = (F.col("window_end") > F.lit(interval_start)) & (F.col("window_end") <= F.lit(interval_end))
+    changed = status.withColumn("previous_status", F.lag("status").over(order)).where(
+        completed & ((previous.isNull() & (F.col("status") != "OK")) | (previous != F.col("status")))
+    )
+    return changed.select(
+        "cluster", "topic", "consumer_group", "window_start", "previous_status", "status", "last_lag_messages",
+        F.format_string(
+            "%s on %s: %s -> %s in the window from %s (%s)",
+            "consumer_group", "topic", F.coalesce("previous_status", F.lit("first seen")), "status",
+            _iso(F.col("window_start")), "status_reason",
+        ).alias("message"),
+    )  # fmt: skip

@@ -208,7 +208,8 @@ def with_id(
 
 def _seed_events(seed: DataFrame) -> DataFrame:
     """One leading row per checkpointed queue: the checkpoint's state, no offset of its own
-    (the event columns it lacks are null in the union with the events).
+    (the event columns it lacks are null in the union with the events; its ``client_host`` is
+    the host of the checkpoint's last commit).
 
     Its null ``event_at`` sorts before every event (ascending order puts nulls first), so
     the replay's kernel reads the seed from the queue's first row: no join, one sort.
@@ -220,6 +221,7 @@ def _seed_events(seed: DataFrame) -> DataFrame:
         F.lit(SEED_RANK).alias("event_rank"),
         F.lit(-1).cast("long").alias(FILE_ID),
         F.lit(0).cast("long").alias("line_rank"),
+        F.col("last_commit_client_host").alias("client_host"),
         *SEED_STATE,
     )
 
@@ -233,7 +235,8 @@ def with_replayed_state(events: DataFrame, seed: DataFrame, kernel: Callable = r
     sorts each partition in REPLAY_ORDER; :func:`pipelines.replay.kernel.replay_partition`
     replays each partition in one pass. Adds STATE_COLUMNS: EVENT_SEQ, previous_snapshot_offset,
     stored_offset, previous_stored_offset, stored_offset_before, stored_before_source,
-    is_regression, client_offset_after, commit_regressions_between, commit_regressions_after.
+    is_regression, client_offset_after, commit_regressions_between, commit_regressions_after,
+    settled_commit_offset, previous_commit_at, previous_commit_host.
 
     ``kernel``: the function Spark runs over each partition (``mapInArrow``); another than
     replay_batches may also write what it replayed and return only some rows (jobs.io.replay_writer).

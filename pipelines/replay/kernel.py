@@ -8,7 +8,8 @@ and each is one vectorised pass over the partition: the index of the last row wi
 at or before each row (a running maximum of row numbers), cut at the queue's first row.
 
 A queue's rows are all in one partition, its checkpoint row (``event_rank`` SEED_RANK, the
-state it continues from) first: that row gives the queue's starting state and leaves.
+state it continues from) first: that row gives the queue's starting state and leaves (its
+``client_host`` is the host of the last commit the checkpoint knows).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ QUEUE_ID, FILE_ID = "_queue", "_file"
 SEED_RANK = -1
 SEED_STATE = (
     "last_commit_offset",
+    "last_commit_at",
     "client_offset_hwm",
     "last_snapshot_offset",
     "commit_regressions_since_snapshot",
@@ -45,12 +47,21 @@ STATE_COLUMNS = (
     "client_offset_after",
     "commit_regressions_between",
     "commit_regressions_after",
+    "settled_commit_offset",
+    "previous_commit_at",
+    "previous_commit_host",
 )
 STATE_TYPES = {c: pa.int64() for c in STATE_COLUMNS} | {
     "event_seq": pa.int32(),
     "stored_before_source": pa.string(),
     "is_regression": pa.bool_(),
+    "previous_commit_at": pa.timestamp("us", "UTC"),
+    "previous_commit_host": pa.string(),
 }
+# A broker persists its offset table every 5 s: a snapshot file collected within two persists
+# of a commit may not hold it yet. A snapshot below a commit at least this much older than it
+# shows the table itself went back (a failover to a slave's older table).
+SNAPSHOT_SETTLE_SECONDS = 10
 
 
 class _Long:
@@ -117,7 +128,8 @@ def replay_partition(events: pa.Table) -> pa.Table:
     seed = {c: _Long.of(events.column(c)).at(first_row) for c in SEED_STATE}
     stored = commit.or_else(snapshot)
 
-    previous_commit = commit.at(last_before(is_commit)).or_else(seed["last_commit_offset"])
+    at_commit = last_before(is_commit)
+    previous_commit = commit.at(at_commit).or_else(seed["last_commit_offset"])
     previous_snapshot = snapshot.at(last_before(is_snapshot)).or_else(seed["last_snapshot_offset"])
     previous_stored = stored.at(last_before(stored.valid)).or_else(seed["last_stored_offset"])
     # broker semantics: the previous commit, else the latest snapshot
@@ -128,11 +140,11 @@ def replay_partition(events: pa.Table) -> pa.Table:
     is_regression = before.valid & (commit.values < before.values)
 
     # client semantics: the largest of the checkpoint's mark, the stored offset the queue's
-    # first commit started from, and every commit so far
+    # first commit started from, and every commit so far (on a snapshot: the mark as of it)
     first_commit = np.minimum.reduceat(np.where(is_commit, row, n), starts)[of_queue] if n else row
     started_from = before.at(np.where(first_commit <= row, first_commit, -1))
     largest = _running_max(commit, starts)
-    client_after = largest.greatest(started_from).greatest(seed["client_offset_hwm"]).where(is_commit)
+    client_after = largest.greatest(started_from).greatest(seed["client_offset_hwm"])
 
     # commit regressions since the queue's previous snapshot (or carried by the checkpoint)
     total = np.cumsum(is_regression, dtype=np.int64)
@@ -142,6 +154,22 @@ def replay_partition(events: pa.Table) -> pa.Table:
         seed["commit_regressions_since_snapshot"].valid, seed["commit_regressions_since_snapshot"].values, 0
     )
     between = np.where(at_snapshot >= 0, so_far - so_far[np.maximum(at_snapshot, 0)], so_far + carried)
+
+    # the last commit before each event, when and by whom (before the queue's first commit: the
+    # checkpoint's); a snapshot compares with it once it is old enough to be in the file
+    event_at = _Long.of(events.column("event_at"))
+    previous_commit_at = event_at.at(at_commit).or_else(seed["last_commit_at"])
+    settled = previous_commit.where(
+        is_snapshot
+        & previous_commit_at.valid
+        & (previous_commit_at.values <= event_at.values - SNAPSHOT_SETTLE_SECONDS * 1_000_000)
+    )
+    # what the regressions read of the last commit: on the rows that may be one
+    judged = (is_regression & is_commit) | (settled.valid & (snapshot.values < settled.values))
+    is_seeded = events.column("event_rank").to_numpy(zero_copy_only=False) == SEED_RANK
+    host_at = np.where(at_commit >= 0, at_commit, np.where(is_seeded[first_row], first_row, -1))
+    host_at = np.where(judged, host_at, -1)
+    previous_host = events.column("client_host").take(pa.array(np.maximum(host_at, 0), mask=host_at < 0))
 
     state = {
         "event_seq": pa.array(row - first_row + 1, STATE_TYPES["event_seq"]),
@@ -156,6 +184,11 @@ def replay_partition(events: pa.Table) -> pa.Table:
         "client_offset_after": client_after.arrow(),
         "commit_regressions_between": pa.array(between, pa.int64()),
         "commit_regressions_after": pa.array(np.where(is_commit, between, 0), pa.int64()),
+        "settled_commit_offset": settled.arrow(),
+        "previous_commit_at": previous_commit_at.where(judged)
+        .arrow()
+        .cast(STATE_TYPES["previous_commit_at"]),
+        "previous_commit_host": previous_host,
     }
     kept = [c for c in events.column_names if c not in SEED_STATE]
     out = pa.table({**{c: events.column(c) for c in kept}, **state})

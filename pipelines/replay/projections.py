@@ -63,6 +63,14 @@ def regression_size(stored: Expr, offset: Expr) -> Expr:
     return Sub(stored, offset)
 
 
+def messages_consumed_twice(stored: Expr, client_mark: Expr, offset: Expr) -> Expr:
+    """The duplicate exposure of a regression: the messages below the group's high-water mark (the
+    client's increase-only mark, or what was stored when that is higher) that it sends back to be
+    consumed again. At least the regression's size; more when an earlier regression had already
+    set the stored offset below the mark."""
+    return Sub(Greatest((stored, client_mark)), offset)
+
+
 def _same(*names: str) -> tuple[tuple[str, Expr], ...]:
     return tuple((name, Col(name)) for name in names)
 
@@ -77,8 +85,14 @@ SNAPSHOT_PAIR = And(
         Equal(Col("commit_regressions_between"), Lit(0)),
     )
 )
+# A snapshot below the last commit before it, that commit old enough to be in the file (the
+# kernel's ``settled_commit_offset``), though not below the previous snapshot: the table
+# itself went back with no commit (a slave's older table after a failover).
+SNAPSHOT_BEHIND_COMMIT = And(
+    (Not(IS_COMMIT), Less(Col("snapshot_offset"), Col("settled_commit_offset")), Not(SNAPSHOT_PAIR))
+)
 COMMIT_REGRESSION = Col("is_regression")
-REGRESSION = Or((COMMIT_REGRESSION, SNAPSHOT_PAIR))
+REGRESSION = Or((COMMIT_REGRESSION, SNAPSHOT_PAIR, SNAPSHOT_BEHIND_COMMIT))
 # A stable text position among a queue's observations at the same instant (REPLAY_ORDER's).
 OBSERVATION_SEQ = JoinText(
     "|", (Text(Col("event_rank")), Col("source_file"), PadLeft(Text(Col("line_rank")), 12, "0"))
@@ -119,10 +133,18 @@ STORED_OFFSET_TIMELINE = Projection(
     ),
 )
 
-# Commits below the stored offset, and snapshot pairs; a snapshot event has no client, commit
-# evidence or path, so those are null on its rows.
+# Commits below the stored offset, snapshot pairs and snapshots behind a commit; a snapshot event
+# has no client, commit evidence or path, so those are null on its rows. The last commit before
+# the regression (``_previous_commit_*``) is what its cause may rest on (pipelines.replay.explain).
 _OFFSET = If(COMMIT_REGRESSION, Col("commit_offset"), Col("snapshot_offset"))
-_STORED = If(COMMIT_REGRESSION, Col("stored_offset_before"), Col("previous_snapshot_offset"))
+_STORED = If(
+    COMMIT_REGRESSION,
+    Col("stored_offset_before"),
+    If(SNAPSHOT_PAIR, Col("previous_snapshot_offset"), Col("settled_commit_offset")),
+)
+_EVIDENCE = If(
+    COMMIT_REGRESSION, Lit("commit"), If(SNAPSHOT_PAIR, Lit("snapshot_pair"), Lit("snapshot_behind_commit"))
+)
 OFFSET_REGRESSIONS = Projection(
     where=REGRESSION,
     columns=(
@@ -130,13 +152,16 @@ OFFSET_REGRESSIONS = Projection(
         ("detected_at", Col("event_at")),
         ("offset", _OFFSET),
         ("stored_offset", _STORED),
-        ("evidence", If(COMMIT_REGRESSION, Lit("commit"), Lit("snapshot_pair"))),
+        ("evidence", _EVIDENCE),
         ("client_host", Col("client_host")),
         ("commit_evidence", Col("evidence")),
         *_same("commit_path", "key_kind"),
         ("observation_seq", OBSERVATION_SEQ),
         ("source_file", Col("source_file")),
         ("regression_size", regression_size(_STORED, _OFFSET)),
+        ("messages_consumed_twice", messages_consumed_twice(_STORED, Col("client_offset_after"), _OFFSET)),
         ("detected_date", ToDate(Col("event_at"))),
+        ("_previous_commit_at", Col("previous_commit_at")),
+        ("_previous_commit_host", Col("previous_commit_host")),
     ),
 )

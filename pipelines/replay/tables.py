@@ -46,6 +46,8 @@ def next_checkpoint(state: DataFrame, seed: DataFrame, queues: DataFrame) -> Dat
     is_snapshot = ~expressions.spark(IS_COMMIT)
     by_id = state.groupBy(QUEUE_ID).agg(
         last_of("commit_offset").alias("w_last_commit_offset"),
+        F.max(F.when(~is_snapshot, seq)).alias("w_last_commit_seq"),
+        F.max(F.when(~is_snapshot, F.col("event_at"))).alias("w_last_commit_at"),
         F.max("client_offset_after").alias("w_hwm"),
         F.max(F.when(is_snapshot, F.col("event_at"))).alias("w_last_snapshot_at"),
         last_of("snapshot_offset").alias("w_last_snapshot_offset"),
@@ -53,13 +55,22 @@ def next_checkpoint(state: DataFrame, seed: DataFrame, queues: DataFrame) -> Dat
         F.max("event_at").alias("w_last_stored_at"),
         F.max_by("stored_offset", seq).alias("w_last_stored_offset"),
     )
-    moved = by_id.join(F.broadcast(queues), on=QUEUE_ID).drop(QUEUE_ID)
+    # the last commit's host is text, which a hash aggregate cannot keep: that one row is joined back
+    last_commits = by_id.select(QUEUE_ID, F.col("w_last_commit_seq").alias(EVENT_SEQ))
+    hosts = state.join(F.broadcast(last_commits), on=[QUEUE_ID, EVENT_SEQ]).select(
+        QUEUE_ID, F.col("client_host").alias("w_last_commit_client_host")
+    )
+    moved = by_id.join(hosts, on=QUEUE_ID, how="left").join(F.broadcast(queues), on=QUEUE_ID).drop(QUEUE_ID)
     joined = seed.join(moved, on=list(QUEUE_KEY), how="full_outer")
     return joined.select(
         *QUEUE_KEY,
         # a function of the key (every source classifies it so), whether or not the seed has it
         key_kind(F.col("topic"), F.col("consumer_group")).alias("key_kind"),
         F.coalesce("w_last_commit_offset", "last_commit_offset").alias("last_commit_offset"),
+        F.coalesce("w_last_commit_at", "last_commit_at").alias("last_commit_at"),
+        F.when(F.col("w_last_commit_seq").isNotNull(), F.col("w_last_commit_client_host"))
+        .otherwise(F.col("last_commit_client_host"))
+        .alias("last_commit_client_host"),
         F.greatest("w_hwm", "client_offset_hwm").alias("client_offset_hwm"),
         F.coalesce("w_last_snapshot_at", "last_snapshot_at").alias("last_snapshot_at"),
         F.coalesce("w_last_snapshot_offset", "last_snapshot_offset").alias("last_snapshot_offset"),

@@ -90,7 +90,9 @@ OFFSET_REGRESSIONS = TableSpec(
         ("offset", LONG, False),
         ("stored_offset", LONG, False),
         ("regression_size", LONG, False),
-        # commit | snapshot_pair
+        # messages below the group's high-water mark sent back to be consumed again (duplicate exposure)
+        ("messages_consumed_twice", LONG, False),
+        # commit | snapshot_pair (below the previous snapshot) | snapshot_behind_commit (below the last commit)
         ("evidence", STRING, False),
         ("client_host", STRING, True),
         ("commit_evidence", STRING, True),
@@ -98,9 +100,15 @@ OFFSET_REGRESSIONS = TableSpec(
         ("key_kind", STRING, False),
         ("observation_seq", STRING, False),
         ("source_file", STRING, True),
-        # the logged reset or broker correction that explains it (see pipelines.replay.explain), if any
-        ("explained_by", STRING, True),
-        ("explanation", STRING, True),
+        # why it happened (the rules: pipelines.replay.explain): admin_reset | server_correction |
+        # rewind_to_min | stale_commit | failover | unexplained
+        ("cause", STRING, False),
+        # the evidence row it rests on: its table (null when unexplained), file and line, time, and what it says
+        ("cause_evidence", STRING, True),
+        ("cause_source_file", STRING, True),
+        ("cause_line_no", LONG, True),
+        ("cause_at", TIMESTAMP, True),
+        ("cause_detail", STRING, True),
         ("detected_date", DATE, False),
     ),
 )
@@ -120,6 +128,8 @@ REPLAY_CHECKPOINTS = TableSpec(
         ("queue_id", INT, False),
         ("key_kind", STRING, False),
         ("last_commit_offset", LONG, True),
+        ("last_commit_at", TIMESTAMP, True),
+        ("last_commit_client_host", STRING, True),
         ("client_offset_hwm", LONG, True),
         ("last_snapshot_at", TIMESTAMP, True),
         ("last_snapshot_offset", LONG, True),

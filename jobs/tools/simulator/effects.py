@@ -13,8 +13,15 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
-from jobs.tools.simulator.incidents import CLIENT_RESET_DELAY_MS, FailoverPlan, ResetPlan, StalePlan
-from jobs.tools.simulator.model import INSTANT_MAX_MS, Model, generator, lag_after
+from jobs.tools.simulator.incidents import (
+    CLIENT_RESET_DELAY_MS,
+    CORRECTION_BACK_MS,
+    FailoverPlan,
+    ResetPlan,
+    RewindPlan,
+    StalePlan,
+)
+from jobs.tools.simulator.model import INSTANT_MAX_MS, Model, generator, lag_after, min_offsets
 from jobs.tools.simulator.spec import Incident
 from jobs.tools.simulator.topology import ADMIN_HOST
 
@@ -105,56 +112,110 @@ def _reset_log_lines(
 
 
 def apply_resets(
-    model: Model, plans: list[ResetPlan], max_offset: np.ndarray, changed: np.ndarray, effects: Effects
+    model: Model,
+    plans: list[ResetPlan],
+    max_offset: np.ndarray,
+    changed: np.ndarray,
+    effects: Effects,
+    rewinds: list[RewindPlan] = (),
 ) -> None:
-    """Admin resets to an earlier time, per queue of the group's topic.
+    """Admin resets to an earlier time, per queue of the group's topic, and the rewinds of one
+    queue (:func:`_apply_rewind`), in time order: each changes what the clients consume next.
 
     A 5.x broker overwrites its table at once (a table change without a commit); a 4.x
     broker asks the clients, and the client holding the queue commits the older offset
     ``CLIENT_RESET_DELAY_MS`` later. Either way the group consumes again from there.
     ``changed`` (pair x tick: the stored offset changed during the tick) is updated.
     """
-    rng = generator(model.spec.seed, "resets")
+    rng, rewind_rng = generator(model.spec.seed, "resets"), generator(model.spec.seed, "rewinds")
+    timed = [(p.admin_ms, 0, p) for p in plans] + [(p.at_ms, 1, p) for p in rewinds]
+    for _, kind, plan in sorted(timed, key=lambda item: item[:2]):
+        if kind:
+            _apply_rewind(model, plan, max_offset, changed, effects, rewind_rng)
+        else:
+            _apply_reset(model, plan, max_offset, changed, effects, rng)
+
+
+def _apply_reset(
+    model: Model, plan: ResetPlan, max_offset: np.ndarray, changed: np.ndarray, effects: Effects, rng
+) -> None:
     topology, inc = model.topology, model.incarnations
     delay_ticks = math.ceil(CLIENT_RESET_DELAY_MS / model.step_ms)
-    for plan in sorted(plans, key=lambda p: p.admin_ms):
-        admin_tick, target_tick = model.tick_of(plan.admin_ms), model.tick_of(plan.reset_to_ms)
-        active = [
-            i
-            for i, g in enumerate(inc.group)
-            if g == plan.group and inc.start_tick[i] <= admin_tick < inc.end_tick[i]
-        ]
-        _reset_log_lines(model, plan, active, effects, rng)
-        topic = topology.groups[plan.group].topic
-        commit_ms = model.tick_ms(admin_tick + delay_ticks) + int(rng.integers(1, INSTANT_MAX_MS + 1))
-        for p in np.flatnonzero(
-            (topology.pair_group == plan.group) & (topology.queue_topic[topology.pair_queue] == topic)
-        ):
-            p = int(p)
-            value = int(max_offset[topology.pair_queue[p], target_tick])
-            if topology.brokers[topology.pair_broker[p]].is_5x:
-                tick, at_ms, kind = admin_tick, plan.admin_ms, "server_reset"
-                before = _stored_before(model, changed, p, tick)
-                effects.table_sets.append((at_ms, p, value))
-                changed[p, tick] = True
-                extra = {"has_notifyme": False}
-            else:
-                tick, at_ms, kind = admin_tick + delay_ticks, commit_ms, "client_reset"
-                owner = int(model.owner[p, tick]) if tick < model.ticks else -1
-                if owner < 0 or not changed[p, tick]:
-                    continue  # no client holds the queue: nobody resets it
-                before = _stored_before(model, changed, p, tick)
-                effects.events.append((at_ms, p, owner, value, PATH_UPDATE, KIND_RESET))
-                extra = {
-                    "has_notifyme": value < before,
-                    "client_host": inc.client_host(owner),
-                    "commit_path": PATHS[PATH_UPDATE],
-                }
-            _restart_consumption(model, max_offset, p, tick, value)
-            if value < before:
-                effects.records.append(
-                    _record(model, plan.incident_id, kind, p, at_ms, value, before, **extra)
-                )
+    admin_tick, target_tick = model.tick_of(plan.admin_ms), model.tick_of(plan.reset_to_ms)
+    active = [
+        i
+        for i, g in enumerate(inc.group)
+        if g == plan.group and inc.start_tick[i] <= admin_tick < inc.end_tick[i]
+    ]
+    _reset_log_lines(model, plan, active, effects, rng)
+    topic = topology.groups[plan.group].topic
+    commit_ms = model.tick_ms(admin_tick + delay_ticks) + int(rng.integers(1, INSTANT_MAX_MS + 1))
+    for p in np.flatnonzero(
+        (topology.pair_group == plan.group) & (topology.queue_topic[topology.pair_queue] == topic)
+    ):
+        p = int(p)
+        value = int(max_offset[topology.pair_queue[p], target_tick])
+        if topology.brokers[topology.pair_broker[p]].is_5x:
+            tick, at_ms, kind = admin_tick, plan.admin_ms, "server_reset"
+            before = _stored_before(model, changed, p, tick)
+            effects.table_sets.append((at_ms, p, value))
+            changed[p, tick] = True
+            extra = {"has_notifyme": False}
+        else:
+            tick, at_ms, kind = admin_tick + delay_ticks, commit_ms, "client_reset"
+            owner = int(model.owner[p, tick]) if tick < model.ticks else -1
+            if owner < 0 or not changed[p, tick]:
+                continue  # no client holds the queue: nobody resets it
+            before = _stored_before(model, changed, p, tick)
+            effects.events.append((at_ms, p, owner, value, PATH_UPDATE, KIND_RESET))
+            extra = {
+                "has_notifyme": value < before,
+                "client_host": inc.client_host(owner),
+                "commit_path": PATHS[PATH_UPDATE],
+            }
+        _restart_consumption(model, max_offset, p, tick, value)
+        if value < before:
+            effects.records.append(_record(model, plan.incident_id, kind, p, at_ms, value, before, **extra))
+
+
+def _apply_rewind(
+    model: Model, plan: RewindPlan, max_offset: np.ndarray, changed: np.ndarray, effects: Effects, rng
+) -> None:
+    """The client holding one queue of the group commits an older offset (``increaseOnly=false``)
+    and consumes from it: the broker's ``PULL_OFFSET_MOVED`` correction to where the queue was
+    ``CORRECTION_BACK_MS`` earlier (logged by the broker first), or the queue's min offset."""
+    topology, inc = model.topology, model.incarnations
+    tick = model.tick_of(plan.at_ms)
+    topic = topology.groups[plan.group].topic
+    pairs = np.flatnonzero(
+        (topology.pair_group == plan.group) & (topology.queue_topic[topology.pair_queue] == topic)
+    )
+    queues = topology.pair_queue[pairs]
+    if plan.kind == "rewind_to_min":
+        targets = min_offsets(topology, model.max_offset_initial)[queues]
+    else:
+        targets = max_offset[queues, max(0, tick - math.ceil(CORRECTION_BACK_MS / model.step_ms))]
+    before = np.array([_stored_before(model, changed, int(p), tick) for p in pairs], dtype=np.int64)
+    held = (model.owner[pairs, tick] >= 0) & changed[pairs, tick] & (targets < before)
+    if not held.any():
+        return
+    chosen = int(rng.choice(np.flatnonzero(held)))
+    p, value, stored = int(pairs[chosen]), int(targets[chosen]), int(before[chosen])
+    owner = int(model.owner[p, tick])
+    if plan.kind == "pull_offset_moved":
+        group = topology.groups[plan.group]
+        message = (
+            f"PULL_OFFSET_MOVED:correction offset. topic={topology.topics[topic].name}, groupId={group.name}, "
+            f"requestOffset={stored}, newOffset={value}, suggestBrokerId=0"
+        )
+        thread = f"PullMessageThread_{int(rng.integers(1, 49))}"
+        effects.broker_lines.append((int(topology.pair_broker[p]), plan.at_ms, "WARN", thread, message))
+    effects.events.append((plan.at_ms, p, owner, value, PATH_UPDATE, KIND_RESET))
+    _restart_consumption(model, max_offset, p, tick, value)
+    effects.records.append(
+        _record(model, plan.incident_id, plan.kind, p, plan.at_ms, value, stored, has_notifyme=True,
+                client_host=inc.client_host(owner), commit_path=PATHS[PATH_UPDATE])
+    )  # fmt: skip
 
 
 def apply_stale(model: Model, plans: list[StalePlan], changed: np.ndarray, effects: Effects) -> None:

@@ -9,7 +9,13 @@ cluster, at fixed fractions of its window:
   start in short runs), 30 s before a snapshot (``client_reset`` on 4.x brokers,
   ``server_reset`` on 5.x brokers);
 - 80%: a failover of one broker to a slave with an older table, 15 s before a snapshot,
-  with clients unable to reach it for 35 s (``failover``).
+  with clients unable to reach it for 35 s (``failover``);
+- 30%: the broker corrects a client's pull offset (``PULL_OFFSET_MOVED``) to where the queue
+  was 20 minutes earlier, and the client commits it (``pull_offset_moved``);
+- 70%: a client commits the queue's min offset (a timed-out offset fetch read as -1, as in
+  RocketMQ issue 2708) and consumes everything the broker keeps again (``rewind_to_min``).
+
+Each incident's kind names the cause the pipeline should find for it (``Incident.cause``).
 
 Longer runs also get one clean rolling restart per group, away from the incidents.
 """
@@ -32,6 +38,8 @@ SLAVE_SYNC_MS = {"4": 10_000, "5": 60_000}
 RESET_BACK_MS = 3_600_000
 RESET_BEFORE_SNAPSHOT_MS = 30_000
 STALE_AT, RESETS_AT, FAILOVER_AT = 0.2, (0.4, 0.6), 0.8  # fractions of a round
+CORRECTION_AT, REWIND_AT = 0.3, 0.7
+CORRECTION_BACK_MS = 20 * 60_000
 
 
 @dataclass(frozen=True)
@@ -51,6 +59,16 @@ class ResetPlan:
 
 
 @dataclass(frozen=True)
+class RewindPlan:
+    """A client commits an older offset of one queue of ``group``: the broker's correction, or the min offset."""
+
+    incident_id: str
+    kind: str  # pull_offset_moved | rewind_to_min
+    group: int
+    at_ms: int
+
+
+@dataclass(frozen=True)
 class FailoverPlan:
     incident_id: str
     broker: int
@@ -66,6 +84,7 @@ class IncidentPlan:
     restarts: list[tuple[int, int, int, int]] = field(default_factory=list)  # (group, host, stop, start)
     stale: list[StalePlan] = field(default_factory=list)
     resets: list[ResetPlan] = field(default_factory=list)
+    rewinds: list[RewindPlan] = field(default_factory=list)
     failovers: list[FailoverPlan] = field(default_factory=list)
     busy_ticks: dict[int, list[int]] = field(default_factory=dict)  # cluster -> incident ticks
 
@@ -115,6 +134,7 @@ def plan_incidents(
 ) -> IncidentPlan:
     """Every incident and client restart of the run, at ticks derived from the spec."""
     rng = generator(spec.seed, "incidents")
+    rewind_rng = generator(spec.seed, "rewinds")  # its own stream: the other incidents stay where they were
     grid = Grid(ticks, step_ms, start_ms, int(spec.snapshot_interval / spec.model_step))
     plan = IncidentPlan()
     rounds = spec.incident_rounds if spec.incidents else 0
@@ -146,6 +166,23 @@ def plan_incidents(
                 group = groups[(2 * r + n) % len(groups)]
                 plan.resets.append(
                     ResetPlan(f"reset-{c + 1}-{r + 1}{'ab'[n]}", c, group, admin_ms, reset_to_ms)
+                )
+                busy.append(tick)
+            for n, (kind, fraction) in enumerate(
+                (("pull_offset_moved", CORRECTION_AT), ("rewind_to_min", REWIND_AT))
+            ):
+                if not groups:
+                    break
+                tick = max(1, int(r * window + fraction * window))
+                # groups the round's resets leave alone, where there are enough
+                group = groups[(2 * r + 2 + n) % len(groups)]
+                plan.rewinds.append(
+                    RewindPlan(
+                        f"{kind.split('_')[0]}-{c + 1}-{r + 1}",
+                        kind,
+                        group,
+                        grid.instant_ms(tick, rewind_rng),
+                    )
                 )
                 busy.append(tick)
             failover = _failover(topology, grid, rng, c, r, r * window + FAILOVER_AT * window)

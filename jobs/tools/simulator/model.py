@@ -166,6 +166,12 @@ def capacity(
     return cap
 
 
+def min_offsets(topology: Topology, max_offset_initial: np.ndarray) -> np.ndarray:
+    """Each queue's min offset: the broker keeps about three days of messages (fixed over a run)."""
+    retained = (topology.queue_rate() * 0.6 * 86_400 * 3).astype(np.int64)
+    return np.maximum(0, max_offset_initial - retained)
+
+
 def initial_lag(spec: SimulationSpec, topology: Topology, max_offset_initial: np.ndarray) -> np.ndarray:
     """Messages each pair is behind at the start; an abandoned group is days behind."""
     rng = generator(spec.seed, "initial-lag")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from jobs.tools.simulator.model import Model
+from jobs.tools.simulator.model import Model, min_offsets
 from jobs.tools.simulator.textfmt import format_instants, iso_second
 
 PROGRESS_HEADER = (
@@ -102,8 +102,7 @@ class QueueHistory:
     def __init__(self, model: Model, max_offset: np.ndarray):
         self.model, self.max_offset = model, max_offset
         self.rate = model.topology.queue_rate()
-        retained = (self.rate * 0.6 * 86_400 * 3).astype(np.int64)
-        self.min_offset = np.maximum(0, model.max_offset_initial - retained)
+        self.min_offset = min_offsets(model.topology, model.max_offset_initial)
         # Rows are non-decreasing, so shifting row q by q << 40 makes one sorted array of all.
         self._flat = ((np.arange(len(max_offset), dtype=np.int64) << 40)[:, None] + max_offset).ravel()
 

@@ -82,7 +82,7 @@ def build_run(spec: SimulationSpec) -> Run:
     committed = committed_mask(model)
     changed = committed.copy()
     effects = Effects()
-    apply_resets(model, plan.resets, max_offset, changed, effects)
+    apply_resets(model, plan.resets, max_offset, changed, effects, plan.rewinds)
     model.stored_end = forward_fill_stored(model.consumed, changed, model.consumed_initial)
     apply_stale(model, plan.stale, committed, effects)
     apply_failovers(model, plan.failovers, effects)

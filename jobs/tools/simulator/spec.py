@@ -18,7 +18,18 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 BrokerVersion = Literal["4.9.8", "5.3.3"]
-IncidentKind = Literal["stale_commit", "client_reset", "server_reset", "failover"]
+IncidentKind = Literal[
+    "stale_commit", "client_reset", "server_reset", "failover", "pull_offset_moved", "rewind_to_min"
+]
+# the cause the pipeline should find for each kind (pipelines.replay.explain's codes)
+CAUSE_OF_KIND = {
+    "stale_commit": "stale_commit",
+    "client_reset": "admin_reset",
+    "server_reset": "admin_reset",
+    "failover": "failover",
+    "pull_offset_moved": "server_correction",
+    "rewind_to_min": "rewind_to_min",
+}
 # Pairs committed per group: 8 queues on each of 2 brokers plus the retry queue on each.
 _PAIRS_PER_BENCH_GROUP = 18
 MIN_COMMIT_EVENTS = 2000  # for_commit_events: ten minutes of the smallest bench cluster
@@ -200,6 +211,19 @@ class Incident(_Model):
     commit_path: Literal["update_offset", "pull_piggyback"] | None = None
     has_notifyme: bool
     visible_in_snapshot_at: datetime | None = None
+    # the cause the pipeline should give the regression it leaves (CAUSE_OF_KIND, from the kind)
+    cause: str
+
+    @model_validator(mode="before")
+    @classmethod
+    def _cause_of_kind(cls, data):
+        if isinstance(data, dict) and "kind" in data:
+            expected = CAUSE_OF_KIND.get(data["kind"])
+            if data.setdefault("cause", expected) != expected:
+                raise ValueError(
+                    f"an incident of kind {data['kind']} has cause {expected}, not {data['cause']}"
+                )
+        return data
 
 
 class SimulationManifest(_Model):

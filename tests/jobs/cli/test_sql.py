@@ -48,20 +48,24 @@ def test_the_dotted_name_is_the_same_table(lake, capsys):
 def test_csv_and_json_to_a_file(lake, tmp_path):
     out_csv, out_json = tmp_path / "r.csv", tmp_path / "r.json"
     query = (
-        "SELECT consumer_group, detected_at, explained_by FROM silver_offset_regressions ORDER BY detected_at"
+        "SELECT consumer_group, detected_at, cause_detail FROM silver_offset_regressions ORDER BY detected_at"
     )
     assert main(["sql", "--lake", str(lake), "--format", "csv", "--out", str(out_csv), query]) == 0
     assert main(["sql", "--lake", str(lake), "--format", "json", "--out", str(out_json), query]) == 0
     assert list(csv.reader(io.StringIO(out_csv.read_text()))) == [
-        ["consumer_group", "detected_at", "explained_by"],
-        ["billing", "2026-11-21 01:00:00.000000Z", "reset_started"],
+        ["consumer_group", "detected_at", "cause_detail"],
+        ["billing", "2026-11-21 01:00:00.000000Z", "reset by admin"],
         ["billing", "2026-11-21 02:00:00.000000Z", ""],
         ["shipping", "2026-11-21 03:00:00.000000Z", ""],
     ]
     assert [json.loads(line) for line in out_json.read_text().splitlines()] == [
-        {"consumer_group": "billing", "detected_at": "2026-11-21T01:00:00Z", "explained_by": "reset_started"},
-        {"consumer_group": "billing", "detected_at": "2026-11-21T02:00:00Z", "explained_by": None},
-        {"consumer_group": "shipping", "detected_at": "2026-11-21T03:00:00Z", "explained_by": None},
+        {
+            "consumer_group": "billing",
+            "detected_at": "2026-11-21T01:00:00Z",
+            "cause_detail": "reset by admin",
+        },
+        {"consumer_group": "billing", "detected_at": "2026-11-21T02:00:00Z", "cause_detail": None},
+        {"consumer_group": "shipping", "detected_at": "2026-11-21T03:00:00Z", "cause_detail": None},
     ]
 
 

@@ -10,6 +10,7 @@ from pyspark.sql.types import StructField, StructType
 
 from jobs.io.lake import Lake
 from jobs.quality.audit import AuditError, run_audit
+from pipelines.monitoring import CHECKS
 from schemas import tables as t
 from schemas.quality import SUITES, AlertSinkSettings, QualitySettings
 from schemas.tables import QUALITY_ALERTS, QUALITY_CHECK_RESULTS, QUALITY_FINDINGS
@@ -112,7 +113,7 @@ def test_audit_records_results_and_alerts_and_reruns_replace_them(spark, lake, t
         "monitoring.large_regressions": ("warn", 1),
     }
     assert outcome.has_errors
-    assert len(outcome.results) == sum(len(s.expectations) for s in SUITES) + 6
+    assert len(outcome.results) == sum(len(s.expectations) for s in SUITES) + len(CHECKS)
     assert outcome.alerts_total == 6 and len(outcome.alerts) == 6
 
     stored = lake.read(QUALITY_FINDINGS).select(

@@ -172,7 +172,7 @@ def hostile_lake(root: Path) -> Path:
     given = {
         OFFSET_REGRESSIONS: [{**where, "broker": "b<u>", "queue_id": 1, "detected_at": at, "offset": 10,
                               "stored_offset": 300, "regression_size": 290, "evidence": "commit", "client_host": HOST,
-                              "key_kind": "normal", "observation_seq": "1", "explained_by": None,
+                              "key_kind": "normal", "observation_seq": "1", "cause": "unexplained",
                               "detected_date": at.date()}],
         CONSUMER_LAG_BY_GROUP: [{**where, "observed_at": at, "queues": 4, "total_lag_messages": 9,
                                  "observed_date": at.date()}],

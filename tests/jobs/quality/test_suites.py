@@ -9,6 +9,7 @@ from pyspark.sql.types import StructField, StructType
 
 from jobs.quality.checks import CHECK_NAMES
 from jobs.quality.one_pass import OnePassRunner
+from pipelines.monitoring import CHECKS
 from schemas import tables as t
 from schemas.quality import SUITES, Param, QualitySettings
 
@@ -35,7 +36,7 @@ def test_every_bronze_silver_and_gold_table_has_a_suite_on_its_keys():
         assert by_name["keys_not_null"].columns == spec.keys
         assert by_name["keys_unique"].columns == spec.keys
         assert all(c in spec.columns for e in suite.expectations for c in e.columns), spec.name
-    assert len(CHECK_NAMES) == sum(len(s.expectations) for s in SUITES) + 6
+    assert len(CHECK_NAMES) == sum(len(s.expectations) for s in SUITES) + len(CHECKS)
     assert "gold.consumer_lag.event_time_in_interval" in CHECK_NAMES
 
 

@@ -13,7 +13,24 @@ LATER = datetime(2026, 11, 21, 13, tzinfo=UTC)
 
 
 def checkpoint(as_of: datetime, queue: int):
-    return (as_of, "c1", "broker-a", "t", "g", queue, "normal", None, None, None, None, 0, None, None)
+    return (
+        as_of,
+        "c1",
+        "broker-a",
+        "t",
+        "g",
+        queue,
+        "normal",
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        0,
+        None,
+        None,
+    )
 
 
 def timeline_row(queue: int):

@@ -14,8 +14,10 @@ from pyspark.sql import functions as F
 from jobs.io.lake import Lake
 from jobs.io.worker_files import FILE_METADATA_KEY
 from jobs.stages.runner import run_stages
+from jobs.tools.demo import regression_of
 from jobs.tools.simulator import simulate
 from schemas.config import ReplaySettings, Settings
+from schemas.quality import REGRESSION_CAUSES
 from schemas.tables import (
     BRONZE_TABLES,
     GOLD_TABLES,
@@ -67,12 +69,23 @@ def one_run(spark, landing, tmp_path_factory):
     return Lake(spark, root)
 
 
-def test_every_injected_incident_is_found_and_nothing_else(one_run, landing):
+def test_every_injected_incident_gets_its_cause_and_nothing_else_is_found(one_run, landing):
     _, manifest = landing
     regressions = one_run.read(OFFSET_REGRESSIONS).collect()
-    found = {(r.broker, r.topic, r.consumer_group, r.queue_id) for r in regressions}
-    injected = {(i.broker, i.topic, i.consumer_group, i.queue_id) for i in manifest.incidents}
-    assert injected and found == injected
+    explained = set()
+    for incident in manifest.incidents:
+        regression = regression_of(incident, regressions, manifest.spec.snapshot_interval)
+        assert regression is not None, incident
+        assert (regression.cause, regression.cause_evidence is not None) == (incident.cause, True), (
+            incident,
+            regression,
+        )
+        explained.add((regression.broker, regression.topic, regression.consumer_group, regression.queue_id,
+                       regression.detected_at, regression.evidence, regression.observation_seq))  # fmt: skip
+    assert {i.cause for i in manifest.incidents} == set(REGRESSION_CAUSES) - {"unexplained"}
+    every = {tuple(r[c] for c in ("broker", "topic", "consumer_group", "queue_id", "detected_at", "evidence",
+                                  "observation_seq")) for r in regressions}  # fmt: skip
+    assert explained == every
     commits = [i for i in manifest.incidents if i.kind == "stale_commit"]
     by_commit = {
         (r.broker, r.topic, r.consumer_group, r.queue_id, r.offset, r.stored_offset)

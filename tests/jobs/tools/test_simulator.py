@@ -243,7 +243,7 @@ def test_commits_never_exceed_the_max_offset():
 def test_each_client_commits_increase_except_across_resets(landing, manifest):
     resets = {}
     for i in manifest.incidents:
-        if i.kind in ("client_reset", "server_reset"):
+        if i.kind in ("client_reset", "server_reset", "pull_offset_moved", "rewind_to_min"):
             resets.setdefault((i.broker, i.topic, i.consumer_group, i.queue_id), []).append(i.occurred_at)
     sequences = {}
     for row in sorted(read_commits(landing), key=lambda r: r["at"]):
@@ -268,7 +268,34 @@ def test_manifest_incidents_are_exactly_the_notifyme_lines(landing, manifest):
         "client_reset",
         "server_reset",
         "failover",
+        "pull_offset_moved",
+        "rewind_to_min",
     }
+
+
+def test_a_pull_offset_correction_is_logged_before_the_client_commits_its_new_offset(landing, manifest):
+    logged = set()
+    for path in sorted((landing / "broker_logs").glob("*/*/broker.log")):
+        for line in path.read_text().splitlines():
+            found = re.search(r"^(\S+ \S+) WARN PullMessageThread_\d+ - PULL_OFFSET_MOVED:correction offset\. "
+                              r"topic=(\S+), groupId=(\S+), requestOffset=(\d+), newOffset=(\d+), suggestBrokerId=0$", line)  # fmt: skip
+            if found:
+                stamp, topic, group, request, new = found.groups()
+                logged.add((path.parts[-2], stamp, topic, group, int(request), int(new)))
+    moved = {
+        (i.broker, broker_second(i.occurred_at), i.topic, i.consumer_group, i.stored_offset_before, i.offset)
+        for i in manifest.incidents
+        if i.kind == "pull_offset_moved"
+    }
+    assert moved and logged == moved
+    assert all(i.cause == "server_correction" for i in manifest.incidents if i.kind == "pull_offset_moved")
+
+
+def test_a_rewind_to_min_commits_the_min_offset_topic_status_reports(landing, manifest):
+    (rewind,) = [i for i in manifest.incidents if i.kind == "rewind_to_min"]
+    status = sorted((landing / "progress").glob(f"*/*/topicStatus-{rewind.topic}.txt"))[0].read_text()
+    mins = {(b, int(q)): int(m) for b, q, m in re.findall(r"^(\S+)\s+(\d+)\s+(\d+)\s+\d+", status, re.M)}
+    assert mins[(rewind.broker, rewind.queue_id)] == rewind.offset < rewind.stored_offset_before
 
 
 @pytest.mark.parametrize(

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StringType, StructField, StructType, TimestampType
 
-from pipelines.marts.lag import broker_offset_observations, consumer_lag, consumer_lag_by_group
+from pipelines.marts.lag import (
+    broker_offset_observations,
+    consumer_lag,
+    consumer_lag_by_group,
+    max_offset_points,
+    with_lag_seconds,
+)
 from tests.frames import rows
 from tests.pipelines.marts.marts_helpers import KEY, TIMELINE, stored
 from tests.pipelines.replay.replay_helpers import at, empty_seed
@@ -116,7 +124,7 @@ def test_each_queue_reads_its_own_stored_offsets(spark):
 def test_lag_before_any_interval_observation_comes_from_the_checkpoint(spark):
     seed = empty_seed(spark).unionByName(
         spark.createDataFrame(
-            [("c1", "broker-a", "t", "g", 0, "normal", None, None, None, None, 0, at(-60), 80)],
+            [("c1", "broker-a", "t", "g", 0, "normal", None, None, None, None, None, None, 0, at(-60), 80)],
             empty_seed(spark).schema,
         )
     )
@@ -136,7 +144,7 @@ def test_group_rollup_sums_queues_and_names_the_worst(spark):
         [queue_offset(0, 100, queue=0), queue_offset(0, 80, queue=1)], QUEUE_OFFSETS
     )
     lag = consumer_lag(broker_offset_observations(offsets, known), timeline, empty_seed(spark))
-    rollup = consumer_lag_by_group(lag)
+    rollup = consumer_lag_by_group(with_lag_seconds(lag, max_offset_points(offsets), timedelta(days=1)))
     assert rows(
         rollup,
         "consumer_group",
@@ -146,4 +154,36 @@ def test_group_rollup_sums_queues_and_names_the_worst(spark):
         "worst_lag_messages",
         "worst_broker",
         "worst_queue_id",
-    ) == [("g", at(0), 2, 40, 30, "broker-a", 1)]
+        "worst_lag_seconds",
+        "is_worst_lag_seconds_bounded",
+    ) == [("g", at(0), 2, 40, 30, "broker-a", 1, 0.0, True)]  # nothing before 0: both offsets are older
+
+
+def test_lag_in_seconds_reads_the_max_offset_history_of_its_broker_queue(spark):
+    # a producer of one message a second: the log end is at 1000 + t at second t
+    offsets = spark.createDataFrame(
+        [queue_offset(t, 1000 + t) for t in (0, 60, 120)]
+        + [queue_offset(t, 5000 + t, queue=1) for t in (0, 60, 120)]
+        + [queue_offset(120, 1120, group="g2", consumer=1000, evidence="consumer_progress")],
+        QUEUE_OFFSETS,
+    )
+    timeline = spark.createDataFrame(
+        [stored(110, 1030), stored(110, 5120, queue=1), stored(110, 990, group="g2")], TIMELINE
+    )
+    known = timeline.select("cluster", "broker", "topic", "consumer_group", "queue_id")
+    lag = consumer_lag(broker_offset_observations(offsets, known), timeline, empty_seed(spark))
+    got = with_lag_seconds(lag, max_offset_points(offsets), timedelta(days=1))
+    assert rows(got, "consumer_group", "queue_id", "observed_at", "lag_messages", "lag_seconds", "is_lag_seconds_bounded") == [
+        ("g", 0, at(0), None, None, None),
+        ("g", 0, at(60), None, None, None),
+        ("g", 0, at(120), 90, 90.0, False),  # 1030 was the log end at 30 s
+        ("g", 1, at(0), None, None, None),
+        ("g", 1, at(60), None, None, None),
+        ("g", 1, at(120), 0, 0.0, False),  # caught up
+        ("g2", 0, at(0), None, None, None),
+        ("g2", 0, at(60), None, None, None),
+        ("g2", 0, at(120), 130, 120.0, True),  # 990: before the first observation, at least 120 s
+        ("g2", 1, at(0), None, None, None),  # topicStatus rows stand for every group of the topic
+        ("g2", 1, at(60), None, None, None),
+        ("g2", 1, at(120), None, None, None),
+    ]  # fmt: skip

@@ -285,3 +285,37 @@ def test_large_regressions_carry_group_queue_size_and_client_host(spark):
         ("c1", "broker-b", "orders", "audit", 0, at(10, 7), 10, 60, 50, None, "snapshot_pair", None, "normal",
          "offset moved back by 50 messages (from 60 to 10), committed by an unknown client (seen between snapshots)"),
     ]  # fmt: skip
+
+
+STATUS = (
+    "cluster string, topic string, consumer_group string, window_start timestamp, window_end timestamp, "
+    "status string, status_reason string, last_lag_messages long"
+)
+
+
+def test_status_changes_are_one_finding_per_change_of_a_window_completed_in_the_interval(spark):
+    def window(group, hour, status, lag=0):
+        return ("c1", "t", group, at(hour - 1), at(hour), status, f"lag {lag}", lag)
+
+    data = [
+        window("g", 9, "OK"),  # before the interval: the status it changes from
+        window("g", 10, "STALL", 500),  # ends at 10:00, the interval's start: the last run's
+        window("g", 11, "STALL", 600),  # ends at 11:00: no change
+        window("h", 11, "WARN", 300),  # first seen and not OK
+        window("k", 11, "OK"),  # first seen and OK: nothing to tell
+        ("c1", "t", "g", at(11), at(12), "OK", "lag 0", 0),  # ends after the interval: not final yet
+    ]
+    found = checks.find_status_changes(
+        spark.createDataFrame(data, STATUS), interval_start=at(10), interval_end=at(11)
+    )
+    assert rows(found) == [
+        ("c1", "t", "h", at(10), None, "WARN", 300, "h on t: first seen -> WARN in the window from 2026-11-21T10:00:00Z (lag 300)"),
+    ]  # fmt: skip
+    found = checks.find_status_changes(
+        spark.createDataFrame(data, STATUS), interval_start=at(9), interval_end=at(12)
+    )
+    assert rows(found, "consumer_group", "window_start", "previous_status", "status") == [
+        ("g", at(9), "OK", "STALL"),
+        ("g", at(11), "STALL", "OK"),
+        ("h", at(10), None, "WARN"),
+    ]

@@ -1,48 +1,147 @@
-"""Regressions explained by logged resets and corrections."""
+"""Why each regression happened: one row per rule of pipelines.replay.explain, and their order."""
 
 from __future__ import annotations
 
-from pyspark.sql.types import LongType, StringType, StructField, StructType, TimestampType
+from pyspark.sql.types import (
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+)
 
-from pipelines.replay.explain import explain_regressions
+from pipelines.replay.explain import CAUSES, with_causes
+from schemas.quality import REGRESSION_CAUSES
 from tests.frames import rows
 from tests.pipelines.replay.replay_helpers import at
 
-GROUP = [StructField(c, StringType()) for c in ("cluster", "broker", "topic", "consumer_group")]
+_KEY = [StructField(c, StringType()) for c in ("cluster", "broker", "topic", "consumer_group")] + [
+    StructField("queue_id", IntegerType())
+]
 REGRESSIONS = StructType(
-    GROUP + [StructField("queue_id", LongType()), StructField("detected_at", TimestampType())]
+    _KEY
+    + [
+        StructField("detected_at", TimestampType()),
+        StructField("evidence", StringType()),
+        StructField("observation_seq", StringType()),
+        StructField("offset", LongType()),
+        StructField("stored_offset", LongType()),
+        StructField("client_host", StringType()),
+        StructField("source_file", StringType()),
+        StructField("_previous_commit_at", TimestampType()),
+        StructField("_previous_commit_host", StringType()),
+    ]
 )
 RESETS = StructType(
-    GROUP
+    [StructField(c, StringType()) for c in ("cluster", "broker", "topic", "consumer_group")]
     + [
         StructField("reset_at", TimestampType()),
         StructField("reset_kind", StringType()),
         StructField("client_id", StringType()),
         StructField("new_offset", LongType()),
+        StructField("source_file", StringType()),
+        StructField("line_no", LongType()),
     ]
 )
+QUEUE_OFFSETS = StructType(
+    [StructField(c, StringType()) for c in ("cluster", "broker", "topic")]
+    + [
+        StructField("queue_id", IntegerType()),
+        StructField("observed_at", TimestampType()),
+        StructField("min_offset", LongType()),
+        StructField("source_file", StringType()),
+        StructField("line_no", LongType()),
+    ]
+)
+A, B = "10.0.0.1:5000", "10.0.0.2:6000"
 
 
-def test_latest_reset_of_the_group_before_the_regression_explains_it(spark):
+def regression(
+    queue, seconds, offset, *, evidence="commit", host=A, previous=None, previous_at=None, group="h"
+):
+    return ("c1", "broker-a", "t", group, queue, at(seconds), evidence, f"1|f|{seconds}", offset, offset + 10,
+            host if evidence == "commit" else None, f"file-{queue}", previous_at, previous)  # fmt: skip
+
+
+def reset(seconds, kind, *, client=None, new_offset=None, topic="t", group="h", line=1):
+    return ("c1", "broker-a", topic, group, at(seconds), kind, client, new_offset, "broker.log", line)
+
+
+def test_each_regression_gets_the_first_cause_whose_evidence_holds(spark):
     regressions = spark.createDataFrame(
         [
-            ("c1", "broker-a", "t", "g", 3, at(240)),  # 5.x reset seen at the next snapshot
-            ("c1", "broker-a", "t", "g", 1, at(9000)),  # nothing logged near it
-            ("c1", "broker-a", "t", "other", 0, at(240)),  # another group's reset does not explain it
+            regression(0, 3, 50, host=B, previous=A, previous_at=at(-2), group="g"),  # the reset's
+            regression(
+                0, 240, 40, host=B, previous=A, previous_at=at(230), group="g"
+            ),  # later: not the reset's
+            regression(1, 60, 500, previous=A, previous_at=at(55)),  # the broker moved it
+            regression(2, 120, 7, previous=A, previous_at=at(115)),  # the queue's min offset
+            regression(3, 180, 90, evidence="snapshot_behind_commit", previous_at=at(100)),
+            regression(4, 180, 90, host=None),  # a commit with no client known before it
+            regression(5, 60, 30, host=B, previous=B, previous_at=at(50), group="k"),  # another came first
         ],
         REGRESSIONS,
     )
+    earlier = spark.createDataFrame([regression(5, 1.5, 35, group="k")], REGRESSIONS)  # the previous run's
     resets = spark.createDataFrame(
         [
-            ("c1", "broker-a", "t", "g", at(-400), "reset_success", "10.0.0.1@77", None),
-            ("c1", "broker-a", "t", "g", at(2), "reset_started", "10.0.0.9:4411", None),
-            ("c1", "broker-a", "t", "g", at(900), "pull_offset_moved", None, 500),  # after: no
+            reset(-700, "reset_success", client="10.0.0.1@77", group="g"),  # too early
+            reset(2, "reset_started", client="10.0.9.5:4411", group="g", line=2),
+            reset(2, "reset_started", client="10.0.9.5:4411", group="k", line=6),
+            reset(59, "pull_offset_moved", new_offset=500, line=3),
+            reset(59, "pull_offset_moved", new_offset=499, line=4),  # another offset: not this one
+            reset(100, "offset_overflow", new_offset=7, topic=None, group=None, line=5),  # names 7: see q2
         ],
         RESETS,
     )
-    got = explain_regressions(regressions, resets)
-    assert rows(got, "consumer_group", "queue_id", "explained_by", "explanation") == [
-        ("g", 1, None, None),
-        ("g", 3, "reset_started", "reset_started at 2026-11-21 10:00:02 by 10.0.0.9:4411"),
-        ("other", 0, None, None),
+    mins = spark.createDataFrame(
+        [
+            ("c1", "broker-a", "t", 2, at(-300), 7, "topicStatus-t.txt", 3),
+            ("c1", "broker-a", "t", 1, at(-300), 500, "topicStatus-t.txt", 2),  # q1: the log line comes first
+        ],
+        QUEUE_OFFSETS,
+    )
+    got = with_causes(regressions, earlier, resets, mins)
+    columns = ("queue_id", "detected_at", "cause", "cause_evidence", "cause_source_file", "cause_line_no", "cause_at",
+               "cause_detail")  # fmt: skip
+    assert rows(got, *columns) == [
+        (0, at(3), "admin_reset", "bronze/offset_resets", "broker.log", 2, at(2),
+         "reset_started at 2026-11-21 10:00:02 by 10.0.9.5:4411"),
+        (0, at(240), "stale_commit", "silver/offset_commits_replayed", None, None, at(230),
+         f"the queue was last committed by {A} at 2026-11-21 10:03:50: {B} no longer held it"),
+        (1, at(60), "server_correction", "bronze/offset_resets", "broker.log", 3, at(59),
+         "pull_offset_moved at 2026-11-21 10:00:59 to offset 500"),
+        (2, at(120), "server_correction", "bronze/offset_resets", "broker.log", 5, at(100),
+         "offset_overflow at 2026-11-21 10:01:40 to offset 7"),
+        (3, at(180), "failover", "bronze/offset_snapshots", "file-3", None, at(180),
+         "snapshot holds 90, below the commit of 100 at 2026-11-21 10:01:40"),
+        (4, at(180), "unexplained", None, None, None, None, None),
+        (5, at(60), "stale_commit", "silver/offset_commits_replayed", None, None, at(50),
+         "below the client's own previous commit at 2026-11-21 10:00:50"),
+    ]  # fmt: skip
+
+
+def test_the_broker_min_offset_explains_a_rewind_no_line_explains(spark):
+    regressions = spark.createDataFrame(
+        [regression(2, 120, 7, previous=A, previous_at=at(115)), regression(2, 4000, 8, previous=A)],
+        REGRESSIONS,
+    )
+    mins = spark.createDataFrame(
+        [
+            ("c1", "broker-a", "t", 2, at(-300), 6, "topicStatus-t.txt", 3),
+            ("c1", "broker-a", "t", 2, at(60), 7, "topicStatus-t.txt", 3),  # the last before: this one
+            ("c1", "broker-a", "t", 2, at(200), 8, "topicStatus-t.txt", 3),  # more than an hour before 4000 s
+        ],
+        QUEUE_OFFSETS,
+    )
+    no_resets = spark.createDataFrame([], RESETS)
+    got = with_causes(regressions, regressions.limit(0), no_resets, mins)
+    assert rows(got, "detected_at", "cause", "cause_at") == [
+        (at(120), "rewind_to_min", at(60)),
+        (at(4000), "stale_commit", None),
     ]
+
+
+def test_the_causes_are_the_documented_codes():
+    assert tuple(c.name for c in CAUSES) == REGRESSION_CAUSES

@@ -16,8 +16,9 @@ SNAP, COMMIT = 0, 1
 
 
 def partition(rows: list[tuple]) -> pa.Table:
-    """Rows of (queue, seconds, rank, commit offset, snapshot offset, seed state or None), in
-    replay order; a seed row has rank SEED_RANK and a dict of SEED_STATE values."""
+    """Rows of (queue, seconds, rank, commit offset, snapshot offset, seed state or None[, client
+    host]), in replay order; a seed row has rank SEED_RANK and a dict of SEED_STATE values (and
+    its last commit's host as its client host)."""
     columns: dict[str, list] = {
         c: []
         for c in (
@@ -28,10 +29,11 @@ def partition(rows: list[tuple]) -> pa.Table:
             "line_rank",
             "commit_offset",
             "snapshot_offset",
+            "client_host",
         )
     }
     seeds: dict[str, list] = {c: [] for c in SEED_STATE}
-    for line, (queue, seconds, rank, commit, snapshot, seed) in enumerate(rows):
+    for line, (queue, seconds, rank, commit, snapshot, seed, *host) in enumerate(rows):
         values = (
             queue,
             -1 if rank == SEED_RANK else 0,
@@ -40,12 +42,14 @@ def partition(rows: list[tuple]) -> pa.Table:
             line,
             commit,
             snapshot,
+            host[0] if host else None,
         )
         for column, value in zip(columns, values):
             columns[column].append(value)
         for column in SEED_STATE:
             seeds[column].append((seed or {}).get(column))
-    types = {"event_at": pa.timestamp("us", "UTC"), "event_rank": pa.int32()}
+    types = {"event_at": pa.timestamp("us", "UTC"), "event_rank": pa.int32(), "client_host": pa.string()}
+    types |= {"last_commit_at": pa.timestamp("us", "UTC")}
     return pa.table({c: pa.array(v, types.get(c, pa.int64())) for c, v in {**columns, **seeds}.items()})
 
 
@@ -90,8 +94,49 @@ def test_each_queue_continues_from_its_own_checkpoint_row_and_nothing_leaks_into
         (0, None, 50, None, None, 0, 0, 1),
         (0, 50, 50, 50, None, 1, 1, 2),
         (1, 500, 700, 500, 450, 3, 3, 2),  # the checkpoint row was the queue's first (seq 1), and leaves
-        (1, None, None, 480, 450, 3, 0, 3),
+        (1, None, 700, 480, 450, 3, 0, 3),  # on a snapshot, the client's mark as of it
         (2, None, 10, None, None, 0, 0, 1),
+    ]
+
+
+def test_a_snapshot_is_compared_with_the_last_commit_once_that_commit_is_old_enough_to_be_in_the_file():
+    rows = [
+        (0, 0, COMMIT, 100, None, None, "10.0.0.1:1"),
+        (0, 5, SNAP, None, 90, None),  # 5 s after the commit: the file may not hold it yet
+        (0, 30, SNAP, None, 90, None),  # 30 s after: the table went back
+        (0, 40, COMMIT, 120, None, None, "10.0.0.2:2"),
+        (0, 60, SNAP, None, 120, None),
+    ]  # fmt: skip
+    columns = ("event_seq", "settled_commit_offset", "previous_commit_at", "previous_commit_host")
+    assert state(partition(rows), *columns) == [
+        (1, None, None, None),
+        (2, None, None, None),
+        (3, 100, T0, "10.0.0.1:1"),
+        (4, None, None, None),
+        (5, 120, None, None),  # settled, not below: the last commit is not carried
+    ]
+    out = replay_partition(partition(rows))
+    assert out.filter(holds(REGRESSION, out)).column("event_seq").to_pylist() == [3]
+
+
+def test_a_commit_regression_carries_the_last_commit_before_it_even_the_checkpoints():
+    seed = {
+        "last_commit_offset": 500,
+        "last_commit_at": T0,
+        "client_offset_hwm": 500,
+        "last_stored_offset": 500,
+    }
+    rows = [
+        (0, None, SEED_RANK, None, None, seed, "10.0.0.1:1"),
+        (0, 10, COMMIT, 400, None, None, "10.0.0.2:2"),
+        (0, 20, COMMIT, 300, None, None, "10.0.0.2:2"),
+        (0, 30, COMMIT, 350, None, None, "10.0.0.3:3"),
+    ]  # fmt: skip
+    columns = ("is_regression", "previous_commit_at", "previous_commit_host")
+    assert state(partition(rows), *columns) == [
+        (True, T0, "10.0.0.1:1"),
+        (True, T0 + timedelta(seconds=10), "10.0.0.2:2"),
+        (False, None, None),  # no regression: nothing carried
     ]
 
 

@@ -42,6 +42,14 @@ def test_broker_overwrite_and_client_increase_only(spark):
     assert rows(result.regressions, *REGRESSION) == [(at(20), 90, 120, 30, "commit", "10.0.0.1:5000")]
 
 
+def test_a_second_regression_before_the_group_caught_up_exposes_everything_below_its_mark(spark):
+    result = run(spark, [commit(10, 100, 1), commit(20, 90, 2), commit(30, 95, 3), commit(40, 80, 4)], [])
+    assert rows(result.regressions, "detected_at", "regression_size", "messages_consumed_twice") == [
+        (at(20), 10, 10),
+        (at(40), 15, 20),  # 80 to 100 come again; 95 to 100 had come back already
+    ]
+
+
 def test_first_commit_with_nothing_known_before_is_no_regression(spark):
     result = run(spark, [commit(10, 50, 1)], [])
     assert rows(result.commits, *REPLAYED) == [(at(10), 50, None, None, 50, False, None)]
@@ -85,6 +93,12 @@ def test_snapshot_decrease_without_commit_is_a_snapshot_pair_regression(spark):
     # failover to a slave whose table is older: no commit explains the drop
     result = run(spark, [], [snapshot(0, 500), snapshot(300, 420), snapshot(600, 430)])
     assert rows(result.regressions, *REGRESSION) == [(at(300), 420, 500, 80, "snapshot_pair", None)]
+
+
+def test_snapshot_below_a_commit_it_should_hold_is_a_regression_though_not_below_the_previous_snapshot(spark):
+    # the slave's table is newer than the last snapshot but older than the last commit
+    result = run(spark, [commit(100, 520, 1)], [snapshot(0, 500), snapshot(300, 510)])
+    assert rows(result.regressions, *REGRESSION) == [(at(300), 510, 520, 10, "snapshot_behind_commit", None)]
 
 
 def test_snapshot_decrease_explained_by_a_commit_regression_is_not_reported_twice(spark):
@@ -187,12 +201,14 @@ def test_checkpoint_carries_every_queue_forward(spark):
     cols = (
         "queue_id",
         "last_commit_offset",
+        "last_commit_at",
+        "last_commit_client_host",
         "client_offset_hwm",
         "last_snapshot_offset",
         "commit_regressions_since_snapshot",
         "last_stored_offset",
     )
-    expected = [(0, 90, 120, 100, 1, 90), (1, None, None, 7, 0, 7)]
+    expected = [(0, 90, at(20), "10.0.0.1:5000", 120, 100, 1, 90), (1, None, None, None, None, 7, 0, 7)]
     assert rows(first.checkpoint, *cols) == expected
     assert rows(second.checkpoint, *cols) == expected
 
@@ -377,5 +393,8 @@ def test_the_kept_state_holds_what_the_four_tables_read_and_no_seed_state(spark)
         "client_offset_after",
         "commit_regressions_between",
         "commit_regressions_after",
+        "settled_commit_offset",
+        "previous_commit_at",
+        "previous_commit_host",
     ]
     assert rows(result.commits, *REPLAYED) == [(at(20), 90, 120, "commit", 120, True, 30)]

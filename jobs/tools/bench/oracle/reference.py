@@ -31,7 +31,10 @@ REFERENCE_TABLES = {
     "silver/offset_regressions": "ref_offset_regressions",
     "gold/consumer_lag": "ref_consumer_lag",
     "gold/consumer_lag_by_group": "ref_consumer_lag_by_group",
+    "gold/produce_throughput": "ref_produce_throughput",
     "gold/consume_throughput": "ref_consume_throughput",
+    "gold/duplicate_exposure": "ref_duplicate_exposure",
+    "gold/consumer_status": "ref_consumer_status",
 }
 
 
@@ -71,7 +74,10 @@ def compute_reference(
     steps = (
         ("read_inputs", lambda: load_inputs(run.con, landing.resolve(), settings)),
         ("replay", lambda: replay(run.con)),
-        ("marts", lambda: build_marts(run.con, settings.replay.throughput_window)),
+        (
+            "marts",
+            lambda: build_marts(run.con, settings),
+        ),
     )
     cpu_began = time.process_time()
     for name, step in steps:

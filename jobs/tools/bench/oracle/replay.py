@@ -4,7 +4,7 @@ One replay of everything, from nothing (no checkpoint), as a fresh lake's single
 
     ref_offset_commits_replayed   silver/offset_commits_replayed
     ref_stored_offset_timeline    silver/stored_offset_timeline
-    ref_offset_regressions        silver/offset_regressions (explained by the logged resets, as pipelines.replay.explain does)
+    ref_offset_regressions        silver/offset_regressions, each with its cause (pipelines.replay.explain's rules)
 
 Events of a queue are ordered by (event time, snapshot before commit, file, line). Per event:
 ``stored_offset_before`` = previous commit's offset, else the latest snapshot before it;
@@ -29,7 +29,15 @@ import duckdb
 
 from jobs.tools.bench.oracle.sql_text import literal
 from pipelines.replay.events import CORROBORATION_WINDOW_SECONDS, REPLAYED_SNAPSHOT_SOURCES
-from pipelines.replay.explain import LOOKBACK_SECONDS, SLACK_SECONDS
+from pipelines.replay.explain import (
+    CAUSES,
+    CORRECTION_KINDS,
+    LOOKBACK_SECONDS,
+    MIN_OFFSET_MAX_AGE_SECONDS,
+    RESET_KINDS,
+    SLACK_SECONDS,
+)
+from pipelines.replay.kernel import SNAPSHOT_SETTLE_SECONDS
 
 QUEUE = "cluster, broker, topic, consumer_group, queue_id"
 ORDER = "event_at, event_rank, source_file, line_rank"
@@ -75,7 +83,9 @@ def _state_sql() -> str:
                 last_value(snapshot_offset IGNORE NULLS) OVER before AS previous_snapshot_offset,
                 lag(coalesce(commit_offset, snapshot_offset)) OVER queue_order AS previous_stored_offset,
                 max(commit_offset) OVER upto AS max_commit_so_far,
-                count(snapshot_offset) OVER upto AS snapshot_segment
+                count(snapshot_offset) OVER upto AS snapshot_segment,
+                last_value(CASE WHEN commit_offset IS NOT NULL THEN {{'at': event_at, 'host': client_host}} END
+                    IGNORE NULLS) OVER before AS previous_commit
             FROM ref_events
             WINDOW queue_order AS (PARTITION BY {QUEUE} ORDER BY {ORDER}),
                    before AS (queue_order ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING),
@@ -88,17 +98,24 @@ def _state_sql() -> str:
                      WHEN commit_offset IS NOT NULL AND previous_snapshot_offset IS NOT NULL THEN 'snapshot' END
                     AS stored_before_source,
                 commit_offset IS NOT NULL AND coalesce(commit_offset < coalesce(prev_commit, previous_snapshot_offset), false)
-                    AS is_regression
+                    AS is_regression,
+                previous_commit.at AS previous_commit_at, previous_commit.host AS previous_commit_host,
+                CASE WHEN commit_offset IS NULL
+                      AND previous_commit.at <= event_at - INTERVAL {SNAPSHOT_SETTLE_SECONDS} SECOND THEN prev_commit END
+                    AS settled_commit_offset
             FROM first_pass
+        ), marked AS (
+            SELECT *,
+                greatest(
+                    first_value(CASE WHEN commit_offset IS NOT NULL THEN {{'start': stored_offset_before}} END IGNORE NULLS)
+                        OVER (PARTITION BY {QUEUE} ORDER BY {ORDER} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW).start,
+                    max_commit_so_far) AS client_mark
+            FROM judged
         )
-        SELECT *,
-            CASE WHEN commit_offset IS NOT NULL THEN greatest(
-                first_value(CASE WHEN commit_offset IS NOT NULL THEN {{'start': stored_offset_before}} END IGNORE NULLS)
-                    OVER (PARTITION BY {QUEUE} ORDER BY {ORDER} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW).start,
-                max_commit_so_far) END AS client_offset_after,
+        SELECT *, CASE WHEN commit_offset IS NOT NULL THEN client_mark END AS client_offset_after,
             concat_ws('|', CAST(event_rank AS VARCHAR), source_file, lpad(CAST(line_rank AS VARCHAR), 12, '0'))
                 AS observation_seq
-        FROM judged
+        FROM marked
     """
 
 
@@ -122,53 +139,125 @@ def _silver_sql() -> dict[str, str]:
             WITH segment_regressions AS (
                 SELECT {QUEUE}, snapshot_segment, count(*) FILTER (WHERE is_regression) AS regressions
                 FROM ref_state GROUP BY ALL
-            ), regressions AS (
-                SELECT {QUEUE}, event_at AS detected_at, commit_offset AS "offset", stored_offset_before AS stored_offset,
-                       'commit' AS evidence, client_host, evidence AS commit_evidence, commit_path, key_kind,
-                       observation_seq, source_file
-                FROM ref_state WHERE is_regression
-                UNION ALL
-                SELECT s.cluster, s.broker, s.topic, s.consumer_group, s.queue_id, s.event_at, s.snapshot_offset,
-                       s.previous_snapshot_offset, 'snapshot_pair', NULL, NULL, NULL, s.key_kind,
-                       s.observation_seq, s.source_file
+            ), snapshots AS (
+                SELECT s.*, s.snapshot_offset < s.previous_snapshot_offset AND coalesce(r.regressions, 0) = 0 AS is_pair
                 FROM ref_state s
                 LEFT JOIN segment_regressions r
                   ON r.cluster = s.cluster AND r.broker = s.broker AND r.topic = s.topic
                  AND r.consumer_group = s.consumer_group AND r.queue_id = s.queue_id
                  AND r.snapshot_segment = s.snapshot_segment - 1
-                WHERE s.commit_offset IS NULL AND s.snapshot_offset < s.previous_snapshot_offset
-                  AND coalesce(r.regressions, 0) = 0
+                WHERE s.commit_offset IS NULL
+            ), regressions AS (
+                SELECT {QUEUE}, event_at AS detected_at, commit_offset AS "offset", stored_offset_before AS stored_offset,
+                       'commit' AS evidence, client_host, evidence AS commit_evidence, commit_path, key_kind,
+                       observation_seq, source_file, previous_commit_at, previous_commit_host, client_mark
+                FROM ref_state WHERE is_regression
+                UNION ALL
+                SELECT {QUEUE}, event_at, snapshot_offset,
+                       CASE WHEN is_pair THEN previous_snapshot_offset ELSE settled_commit_offset END,
+                       CASE WHEN is_pair THEN 'snapshot_pair' ELSE 'snapshot_behind_commit' END, NULL, NULL, NULL,
+                       key_kind, observation_seq, source_file, previous_commit_at, previous_commit_host, client_mark
+                FROM snapshots WHERE is_pair OR snapshot_offset < settled_commit_offset
             )
-            SELECT {QUEUE}, detected_at, "offset", stored_offset, stored_offset - "offset" AS regression_size, evidence,
+            SELECT {QUEUE}, detected_at, "offset", stored_offset, stored_offset - "offset" AS regression_size,
+                   greatest(stored_offset, client_mark) - "offset" AS messages_consumed_twice, evidence,
                    client_host, commit_evidence, commit_path, key_kind, observation_seq, source_file,
-                   CAST(detected_at AS DATE) AS detected_date
+                   CAST(detected_at AS DATE) AS detected_date, previous_commit_at, previous_commit_host
             FROM regressions""",
     }
 
 
-def _explained_sql() -> str:
-    """Regressions with the latest reset or correction of their group and topic logged from
-    LOOKBACK_SECONDS before to SLACK_SECONDS after them (as pipelines.replay.explain chooses it)."""
-    same_group = " AND ".join(f"g.{c} = r.{c}" for c in ("cluster", "broker", "topic", "consumer_group"))
+def _when(column: str) -> str:
+    return f"strftime({column}, '%Y-%m-%d %H:%M:%S')"
+
+
+def _candidates_sql() -> str:
+    """Each regression's candidate causes, ranked as pipelines.replay.explain.CAUSES orders them."""
+    rank = {name: n for n, name in enumerate(c.name for c in CAUSES)}
+    resets = ", ".join(literal(k) for k in RESET_KINDS)
+    corrections = ", ".join(literal(k) for k in CORRECTION_KINDS)
+    row = "g.regression_row"
     return f"""
-        WITH numbered AS (SELECT *, row_number() OVER () AS regression_row FROM ref_unexplained_regressions),
-        chosen AS (
-            SELECT g.regression_row, r.reset_kind AS explained_by,
-                   concat_ws(' ', r.reset_kind, 'at', strftime(r.reset_at, '%Y-%m-%d %H:%M:%S'),
+        WITH logged AS (
+            SELECT {row},
+                   CASE WHEN r.reset_kind IN ({resets}) THEN {rank["admin_reset"]} ELSE {rank["server_correction"]} END
+                       AS rank,
+                   r.source_file, r.line_no, r.reset_at AS cause_at,
+                   concat_ws(' ', r.reset_kind, 'at', {_when("r.reset_at")},
                              CASE WHEN r.client_id IS NOT NULL THEN 'by ' || r.client_id END,
                              CASE WHEN r.new_offset IS NOT NULL THEN 'to offset ' || CAST(r.new_offset AS VARCHAR) END)
-                       AS explanation
-            FROM numbered g
+                       AS detail
+            FROM ref_queued_regressions g
             JOIN ref_offset_resets r
-              ON {same_group} AND r.topic IS NOT NULL AND r.consumer_group IS NOT NULL
+              ON g.cluster = r.cluster AND g.broker = r.broker
              AND r.reset_at >= g.detected_at - INTERVAL {LOOKBACK_SECONDS} SECOND
              AND r.reset_at <= g.detected_at + INTERVAL {SLACK_SECONDS} SECOND
-            QUALIFY row_number() OVER (
-                PARTITION BY g.regression_row ORDER BY r.reset_at DESC, r.reset_kind, r.client_id NULLS FIRST) = 1
+             AND (g.previous_regression_at IS NULL
+                  OR g.previous_regression_at < r.reset_at - INTERVAL {SLACK_SECONDS} SECOND)
+             AND ((r.reset_kind IN ({resets}) AND r.topic = g.topic AND r.consumer_group = g.consumer_group)
+               OR (r.reset_kind IN ({corrections})
+                   AND (r.topic IS NULL OR r.topic = g.topic)
+                   AND (r.consumer_group IS NULL OR r.consumer_group = g.consumer_group)
+                   AND (r.new_offset IS NULL OR r.new_offset = g."offset")
+                   AND (r.topic IS NOT NULL OR r.new_offset IS NOT NULL)))
+        ), minimum AS (
+            SELECT {row}, {rank["rewind_to_min"]} AS rank, m.source_file, m.line_no, m.observed_at AS cause_at,
+                   format('offset {{:d}} is the queue''s min offset the broker reported at {{}}', m.min_offset,
+                          {_when("m.observed_at")}) AS detail,
+                   g."offset" = m.min_offset AS is_equal
+            FROM ref_queued_regressions g
+            JOIN ref_queue_offsets m
+              ON g.cluster = m.cluster AND g.broker = m.broker AND g.topic = m.topic AND g.queue_id = m.queue_id
+             AND m.min_offset IS NOT NULL AND m.observed_at <= g.detected_at
+             AND m.observed_at >= g.detected_at - INTERVAL {MIN_OFFSET_MAX_AGE_SECONDS} SECOND
+            QUALIFY row_number() OVER (PARTITION BY {row} ORDER BY m.observed_at DESC, m.source_file, m.line_no) = 1
+        ), observed AS (
+            SELECT {row}, {rank["stale_commit"]} AS rank, NULL AS source_file, NULL AS line_no,
+                   previous_commit_at AS cause_at,
+                   CASE WHEN previous_commit_host <> client_host
+                        THEN format('the queue was last committed by {{}} at {{}}: {{}} no longer held it',
+                                    previous_commit_host, {_when("previous_commit_at")}, client_host)
+                        ELSE format('below the client''s own previous commit at {{}}', {_when("previous_commit_at")})
+                   END AS detail
+            FROM ref_queued_regressions g
+            WHERE evidence = 'commit' AND previous_commit_host IS NOT NULL AND client_host IS NOT NULL
+            UNION ALL
+            SELECT {row}, {rank["failover"]}, source_file, NULL, detected_at,
+                   CASE WHEN evidence = 'snapshot_pair'
+                        THEN format('snapshot holds {{:d}}, below the previous snapshot''s {{:d}}', "offset", stored_offset)
+                        ELSE format('snapshot holds {{:d}}, below the commit of {{:d}} at {{}}', "offset", stored_offset,
+                                    {_when("previous_commit_at")})
+                   END
+            FROM ref_queued_regressions g
+            WHERE evidence IN ('snapshot_pair', 'snapshot_behind_commit')
         )
-        SELECT {QUEUE}, detected_at, "offset", stored_offset, regression_size, evidence, client_host, commit_evidence,
-               commit_path, key_kind, observation_seq, source_file, explained_by, explanation, detected_date
-        FROM numbered LEFT JOIN chosen USING (regression_row)
+        SELECT * FROM logged
+        UNION ALL SELECT regression_row, rank, source_file, line_no, cause_at, detail FROM minimum WHERE is_equal
+        UNION ALL SELECT * FROM observed
+    """
+
+
+def _explained_sql() -> str:
+    """The regressions with their causes (as pipelines.replay.explain decides them)."""
+    evidence = " ".join(f"WHEN {literal(c.name)} THEN {literal(c.evidence)}" for c in CAUSES if c.evidence)
+    return f"""
+        WITH chosen AS (
+            SELECT * FROM ref_cause_candidates
+            QUALIFY row_number() OVER (
+                PARTITION BY regression_row
+                ORDER BY rank, cause_at DESC NULLS LAST, source_file NULLS FIRST, line_no NULLS FIRST,
+                         detail NULLS FIRST) = 1
+        ), named AS (
+            SELECT g.*, coalesce(list_extract({[c.name for c in CAUSES]}, c.rank + 1), 'unexplained') AS cause,
+                   c.source_file AS cause_source_file, c.line_no AS cause_line_no, c.cause_at, c.detail AS cause_detail
+            FROM ref_queued_regressions g LEFT JOIN chosen c USING (regression_row)
+        )
+        SELECT {QUEUE}, detected_at, "offset", stored_offset, regression_size, messages_consumed_twice, evidence,
+               client_host, commit_evidence,
+               commit_path, key_kind, observation_seq, source_file, cause,
+               CASE cause {evidence} END AS cause_evidence, cause_source_file, CAST(cause_line_no AS BIGINT) AS cause_line_no,
+               cause_at, cause_detail, detected_date
+        FROM named
     """
 
 
@@ -178,4 +267,11 @@ def replay(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(f"CREATE TABLE ref_state AS {_state_sql()}")
     for table, sql in _silver_sql().items():
         con.execute(f"CREATE TABLE {table} AS {sql}")
+    con.execute(f"""
+        CREATE TABLE ref_queued_regressions AS
+        SELECT *, row_number() OVER () AS regression_row,
+               lag(detected_at) OVER (PARTITION BY {QUEUE} ORDER BY detected_at, evidence, observation_seq)
+                   AS previous_regression_at
+        FROM ref_unexplained_regressions""")  # fmt: skip
+    con.execute(f"CREATE TABLE ref_cause_candidates AS {_candidates_sql()}")
     con.execute(f"CREATE TABLE ref_offset_regressions AS {_explained_sql()}")
