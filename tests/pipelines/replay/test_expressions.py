@@ -18,6 +18,7 @@ STATE = pa.table(
         "snapshot_offset": pa.array([None, 80, None, None], pa.int64()),
         "previous_snapshot_offset": pa.array([100, 100, None, None], pa.int64()),
         "commit_regressions_between": pa.array([1, 0, 0, 0], pa.int64()),
+        "settled_commit_offset": pa.array([None, 90, 90, None], pa.int64()),
         "is_regression": [True, False, False, None],
         "stored_offset_before": pa.array([100, None, 90, None], pa.int64()),
         "stored_offset": pa.array([90, 80, 130, 5], pa.int64()),
