@@ -105,6 +105,10 @@ def _ship_environment(settings: SparkSettings, conf: dict[str, str], submitted: 
 def build_session(settings: SparkSettings, output: Path | None = None) -> SparkSession:
     """Create (or reuse) the SparkSession described by ``settings``; a JVM started here writes
     what it prints to ``output`` when given (jobs.runtime.logs)."""
+    if os.environ.get("PYSPARK_GATEWAY_PORT") and SparkContext._gateway is None:
+        # under spark-submit its JVM holds the submitted settings; without a connection to it
+        # SparkConf() is empty and the embedded master would replace spark-submit's
+        SparkContext._ensure_initialized()
     submitted = SparkConf()  # what spark-submit / spark-defaults.conf already set
     conf = _base_conf(settings)
     if settings.master:
