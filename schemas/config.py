@@ -56,6 +56,11 @@ class SparkSettings(_Model):
     partition_bytes: str = "8m"  # Spark's size form: 8m, 512k, 1g
     # auto: native Spark Delta when its extension is on the classpath, else delta-rs.
     delta_engine: Literal["auto", "spark", "delta-rs"] = "auto"
+    # For a master that is not local: the packed Python environment executors run (a tar.gz
+    # whose bin/python runs it, e.g. venv-pack's or conda-pack's; a path or URL Spark fetches).
+    # None: built from the driver's packages and cached (jobs.runtime.shipping); "none": ship
+    # none, executors run their own PYSPARK_PYTHON (an image with the dependencies installed).
+    executor_environment: str | None = None
     conf: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("master")

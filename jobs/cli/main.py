@@ -30,6 +30,7 @@ from jobs.io.query import QueryError
 from jobs.report.page import quality_link, report_location, write_report
 from jobs.runtime.java import JavaMissingError
 from jobs.runtime.logs import attach_log_file, configure_console, inert, log_file
+from jobs.runtime.shipping import ShippingError
 from jobs.stages.context import RunContext, StageOrderError
 from jobs.stages.runner import STAGE_NAMES, STAGES, run_stages
 from schemas.config import ConfigError, Settings
@@ -192,7 +193,7 @@ def main(argv: list[str] | None = None, commands: Sequence[Command] = COMMANDS) 
     except QueryError as error:
         print(f"offsetlake: query error: {error}", file=sys.stderr)
         return EXIT_USAGE
-    except (LandingError, LakeError, JavaMissingError, StageOrderError) as error:
+    except (LandingError, LakeError, JavaMissingError, ShippingError, StageOrderError) as error:
         print(f"offsetlake: {inert(error)}", file=sys.stderr)
         return EXIT_INPUT
     except LakeBusyError as error:

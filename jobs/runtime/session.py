@@ -2,7 +2,8 @@
 
 Under ``spark-submit`` or on a cluster the master and resources come from there; the
 embedded default (``local[*]`` with settings for a small machine) is used only when
-nothing else set a master. Delta's Spark extension is switched on when configured
+nothing else set a master. With a master that is not local, the project's code and a packed
+environment of its dependencies are shipped to the executors (jobs.runtime.shipping). Delta's Spark extension is switched on when configured
 (``delta_engine = "spark"``) or already present in the submitted configuration.
 """
 
@@ -15,7 +16,7 @@ from pathlib import Path
 from pyspark import SparkConf, SparkContext
 from pyspark.sql import SparkSession
 
-from jobs.runtime import class_archive, logs
+from jobs.runtime import class_archive, logs, shipping
 from jobs.runtime.java import check_java
 from schemas.config import SparkSettings
 
@@ -86,9 +87,28 @@ def _embedded_conf(settings: SparkSettings) -> dict[str, str]:
     }
 
 
+def _ship_environment(settings: SparkSettings, conf: dict[str, str], submitted: SparkConf) -> None:
+    """Have a cluster's executors run the packed environment (jobs.runtime.shipping): the one
+    given as ``executor_environment``, one already in ``spark.archives`` as ``#environment``,
+    else one built from the driver's packages."""
+    if settings.executor_environment == shipping.NO_ENVIRONMENT:
+        return
+    archives = [a for a in conf.get("spark.archives", submitted.get("spark.archives", "")).split(",") if a]
+    if not any(a.endswith("#" + shipping.ENVIRONMENT_NAME) for a in archives):
+        given = settings.executor_environment
+        archive = given or str(shipping.packed_environment(shipping.cache_dir()))
+        conf["spark.archives"] = ",".join([*archives, f"{archive}#{shipping.ENVIRONMENT_NAME}"])
+    # PySpark gives executors this interpreter with every Python function (not the conf)
+    os.environ["PYSPARK_PYTHON"] = shipping.EXECUTOR_PYTHON
+
+
 def build_session(settings: SparkSettings, output: Path | None = None) -> SparkSession:
     """Create (or reuse) the SparkSession described by ``settings``; a JVM started here writes
     what it prints to ``output`` when given (jobs.runtime.logs)."""
+    if os.environ.get("PYSPARK_GATEWAY_PORT") and SparkContext._gateway is None:
+        # under spark-submit its JVM holds the submitted settings; without a connection to it
+        # SparkConf() is empty and the embedded master would replace spark-submit's
+        SparkContext._ensure_initialized()
     submitted = SparkConf()  # what spark-submit / spark-defaults.conf already set
     conf = _base_conf(settings)
     if settings.master:
@@ -110,13 +130,21 @@ def build_session(settings: SparkSettings, output: Path | None = None) -> SparkS
         conf["spark.sql.catalog.spark_catalog"] = DELTA_CATALOG
     conf.update(settings.conf)
     conf.setdefault("spark.app.name", settings.app_name)
+    on_cluster = not conf.get("spark.master", submitted.get("spark.master", "local")).startswith("local")
+    if on_cluster:
+        _ship_environment(settings, conf, submitted)
 
     builder = SparkSession.builder
     for key, value in conf.items():
         builder = builder.config(key, value)
     starts_jvm = SparkContext._gateway is None
+    starts_context = SparkContext._active_spark_context is None
     with logs.process_output_to(output if starts_jvm else None):
         spark = builder.getOrCreate()
+    if on_cluster and starts_context:
+        # the context ships it to every executor and puts it on its Python workers' path
+        # (spark.submit.pyFiles is shipped only by spark-submit's own launch)
+        spark.sparkContext.addPyFile(str(shipping.code_zip(shipping.cache_dir())))
     spark.sparkContext.setLogLevel(os.environ.get("OFFSETLAKE_SPARK_LOG_LEVEL", "WARN"))
     return spark
 

@@ -23,7 +23,16 @@ from deltalake import DeltaTable
 
 # columns that record the run or the moment a row was written, not what the row says
 RUN_COLUMNS = frozenset(
-    {"_ingest_run_id", "run_id", "ingested_at", "rejected_at", "finished_at", "file_mtime_ns", "batch_id"}
+    {
+        "_ingest_run_id",
+        "run_id",
+        "ingested_at",
+        "rejected_at",
+        "finished_at",
+        "published_at",
+        "file_mtime_ns",
+        "batch_id",
+    }
 )
 
 
