@@ -27,6 +27,7 @@ from jobs.io.query import QUERYABLE_TABLES
 from schemas.tables import (
     CONSUME_THROUGHPUT,
     CONSUMER_LAG_BY_GROUP,
+    CONSUMER_STATUS,
     OFFSET_REGRESSIONS,
     QUALITY_CHECK_RESULTS,
     SNAPSHOT_FILES,
@@ -81,14 +82,23 @@ def small_lake(root: Path) -> Path:
         OFFSET_REGRESSIONS: list(REGRESSIONS),
         CONSUMER_LAG_BY_GROUP: [
             {"cluster": "prod-1", "topic": "orders", "consumer_group": group, "observed_at": at, "queues": 4,
-             "total_lag_messages": lag * (i + 1), "observed_date": at.date()}
+             "total_lag_messages": lag * (i + 1), "worst_lag_seconds": lag / 10 * (i + 1), "observed_date": at.date()}
             for group, lag in (("billing", 1500), ("shipping", 40)) for i, at in enumerate(hours)
         ],
         CONSUME_THROUGHPUT: [
             {"cluster": "prod-1", "topic": "orders", "consumer_group": group, "window_start": at,
              "window_end": at + timedelta(hours=1), "messages_consumed": rate * 3600,
-             "messages_per_second": float(rate), "observations": 12, "window_date": at.date()}
+             "messages_per_second": float(rate), "observations": 12, "messages_produced": 60 * 3600,
+             "window_date": at.date()}
             for group, rate in (("billing", 50), ("shipping", 7)) for at in hours
+        ],
+        CONSUMER_STATUS: [
+            {"cluster": "prod-1", "topic": "orders", "consumer_group": group, "window_start": at,
+             "window_end": at + timedelta(hours=1), "status": status, "status_reason": f"{status} by construction",
+             "lag_observations": 12, "commits": 10, "messages_consumed": 100, "regressions": 0,
+             "window_date": at.date()}
+            for group, statuses in (("billing", ("OK", "WARN", "REWIND", "STALL")), ("shipping", ("OK",) * 4))
+            for at, status in zip(hours, statuses, strict=True)
         ],
         SNAPSHOT_FILES: [
             {"cluster": "prod-1", "broker": broker, "snapshot_at": at, "document_kind": "consumer_offsets",

@@ -41,6 +41,18 @@ CHARTS: tuple[Chart, ...] = (
         wide=True,
     ),
     Chart(
+        "lag_seconds",
+        "Lag per group in seconds",
+        "How long ago the log end was at each group's offset, its worst queue per observation "
+        "(gold_consumer_lag_by_group.worst_lag_seconds, interpolated between max-offset observations).",
+        """SELECT observed_at, topic || '@' || consumer_group AS series, max(worst_lag_seconds) AS lag_seconds
+           FROM gold_consumer_lag_by_group WHERE {where} AND worst_lag_seconds IS NOT NULL
+           GROUP BY 1, 2 ORDER BY 2, 1""",
+        "observed_at",
+        partial(figures.lines, x="observed_at", y="lag_seconds", series="series", y_title="seconds behind", log=True),
+        wide=True,
+    ),
+    Chart(
         "consume_rate",
         "Consume rate per group",
         "Messages consumed per second in each window, per topic@group (gold_consume_throughput); groups that "
@@ -49,6 +61,32 @@ CHARTS: tuple[Chart, ...] = (
            FROM gold_consume_throughput WHERE {where} ORDER BY 2, 1""",
         "window_start",
         partial(figures.lines, x="window_start", y="messages_per_second", series="series", y_title="messages / s"),
+        wide=True,
+    ),
+    Chart(
+        "produce_consume",
+        "Produced and consumed per group",
+        "Messages appended to the group's topic and consumed by the group in each window "
+        "(gold_consume_throughput): a consumed line under the produced one is a group falling behind.",
+        """SELECT window_start, topic || '@' || consumer_group || ' consumed' AS series, messages_consumed AS messages
+           FROM gold_consume_throughput WHERE {where}
+           UNION ALL
+           SELECT window_start, topic || '@' || consumer_group || ' produced' AS series, messages_produced AS messages
+           FROM gold_consume_throughput WHERE {where} AND messages_produced IS NOT NULL
+           ORDER BY 2, 1""",
+        "window_start",
+        partial(figures.lines, x="window_start", y="messages", series="series", y_title="messages per window"),
+        wide=True,
+    ),
+    Chart(
+        "status",
+        "Consumer status history",
+        "Each group's status per window (gold_consumer_status; the rules in pipelines/marts/status.py), "
+        "the evidence that decided it on hover.",
+        """SELECT window_start, topic || '@' || consumer_group AS series, status, status_reason
+           FROM gold_consumer_status WHERE {where} ORDER BY 2, 1""",
+        "window_start",
+        partial(figures.status_map, x="window_start", y="series", status="status", reason="status_reason"),
         wide=True,
     ),
     Chart(

@@ -119,6 +119,38 @@ def heat_map(rows: pa.Table, *, x: str, y: str, z: str, z_title: str) -> go.Figu
     return figure
 
 
+# the consumer statuses in the order of the rules (pipelines.marts.status), each its own colour
+STATUS_COLOURS = {"OK": "#2ca02c", "WARN": "#ffbf00", "STALL": "#ff7f0e", "STOP": "#7f7f7f", "REWIND": "#9467bd",
+                  "ERR": "#d62728"}  # fmt: skip
+
+
+def status_map(rows: pa.Table, *, x: str, y: str, status: str, reason: str) -> go.Figure:
+    """A cell per (``x``, ``y``) in its status's colour, the reason on hover; absent pairs stay empty."""
+    names = list(STATUS_COLOURS)
+    xs = sorted(set(rows.column(x).to_pylist()))
+    ys = sorted({str(v) for v in rows.column(y).to_pylist()})
+    cells = {(r[x], str(r[y])): r for r in rows.to_pylist()}
+    z = [
+        [names.index(cells[(at, name)][status]) if (at, name) in cells else None for at in xs] for name in ys
+    ]
+    text = [[cells[(at, name)][reason] if (at, name) in cells else "" for at in xs] for name in ys]
+    # one flat band per status on a 0..len-1 scale, so each status keeps its colour whatever is present
+    bands = [(i / len(names), colour) for i, colour in enumerate(STATUS_COLOURS.values())]
+    scale = [
+        point
+        for i, (at, colour) in enumerate(bands)
+        for point in ((at, colour), ((i + 1) / len(names), colour))
+    ]
+    figure = go.Figure(
+        go.Heatmap(x=xs, y=ys, z=z, text=text, colorscale=scale, zmin=-0.5, zmax=len(names) - 0.5,
+                   colorbar={"tickvals": list(range(len(names))), "ticktext": names}, hoverongaps=False,
+                   hovertemplate="%{y}<br>%{x}<br>%{text}<extra></extra>")
+    )  # fmt: skip
+    _styled(figure)
+    figure.update_layout(yaxis={"automargin": True}, height=min(HEIGHT, 110 + 45 * len(ys)))
+    return figure
+
+
 def stacked_bars(
     rows: pa.Table, *, x: str, y: str, stack: str, colours: dict[str, str], x_title: str
 ) -> go.Figure:
