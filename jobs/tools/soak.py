@@ -15,9 +15,10 @@
    the Delta log's size over all tables; appends the same to ``<workdir>/soak.jsonl``; ends with
    the median wall time of the first and the last ten runs of each lake.
 
-All runs share one Spark session in this process (as ``offsetlake run`` would start one per
-run, each run's wall time here leaves out the JVM's start, about the same for every run): that
-is what makes hundreds of runs fit in an afternoon; the figures are the growth from run to run.
+A soak stopped part-way (``--workdir`` kept) resumes where it stopped. All runs share one Spark
+session in this process, with a driver of 2 GiB (where ``offsetlake run`` starts one per run, each
+run's wall time here leaves out the JVM's start, about the same for every run): that is what makes
+hundreds of runs feasible; the figures are the growth from run to run.
 The maintenance's vacuum keeps files removed less than a week ago (wall time, not simulated
 time), so within a soak it removes nothing: the compaction and the log's checkpoints are what
 the maintained lake gains.
@@ -126,35 +127,53 @@ def run_line(record: dict) -> str:
 
 
 def soak(workdir: Path, runs: int, maintain_every: int, lakes: tuple[str, ...]) -> list[dict]:
-    settings = Settings()
+    """The soak in ``workdir``; a soak stopped part-way resumes after the last run it recorded
+    (a run it was in the middle of is redone whole, as ``offsetlake run`` redoes an interval)."""
+    settings = soak_settings()
     workdir.mkdir(parents=True, exist_ok=True)
     source = source_landing(workdir, runs)
     landing = workdir / "landing"
     attach_log_file(workdir / "soak.log")
     spark = build_session(settings.spark, workdir / "spark.log")
-    records = []
-    with (workdir / "soak.jsonl").open("a") as out:
+    log = workdir / "soak.jsonl"
+    records = [json.loads(line) for line in log.read_text().splitlines()] if log.is_file() else []
+    done = {(r["run"], r["lake"]) for r in records}
+    with log.open("a") as out:
         for n in range(runs):
             start = START + n * HOUR
             land_until(source, landing, start + HOUR, settings)
             for name in lakes:
-                lake = workdir / name
-                began = time.perf_counter()
-                context = run_stages(settings, lake, landing, start, start + HOUR, f"soak-{name}-{n:04d}")
-                record = {"run": n, "hour": start.isoformat(), "lake": name,
-                          "seconds": time.perf_counter() - began, "quality_failed": context.quality_failed}  # fmt: skip
-                if name == "maintained" and maintain_every and (n + 1) % maintain_every == 0:
-                    began = time.perf_counter()
-                    target = Lake(spark, lake, settings.spark.delta_engine)
-                    with LakeLock(target.root, f"soak-maintain-{n:04d}"):
-                        maintain_tables(target, DEFAULT_RETENTION)
-                    record["maintain_seconds"] = time.perf_counter() - began
-                record.update(lake_figures(lake))
+                if (n, name) in done:
+                    continue
+                record = one_run(spark, settings, workdir / name, landing, n, maintain_every)
                 records.append(record)
                 print(run_line(record), flush=True)
                 out.write(json.dumps(record) + "\n")
                 out.flush()
     return records
+
+
+def soak_settings() -> Settings:
+    """The defaults, but a driver of 2 GiB: an hour of the small cluster needs no more, and the
+    soak shares its machine."""
+    settings = Settings()
+    return settings.model_copy(update={"spark": settings.spark.model_copy(update={"driver_memory": "2g"})})
+
+
+def one_run(spark, settings: Settings, lake: Path, landing: Path, n: int, maintain_every: int) -> dict:
+    """Run ``n`` (its hour) on ``lake``, then a maintenance when the maintained lake is due one."""
+    start = START + n * HOUR
+    began = time.perf_counter()
+    context = run_stages(settings, lake, landing, start, start + HOUR, f"soak-{lake.name}-{n:04d}")
+    record = {"run": n, "hour": start.isoformat(), "lake": lake.name,
+              "seconds": time.perf_counter() - began, "quality_failed": context.quality_failed}  # fmt: skip
+    if lake.name == "maintained" and maintain_every and (n + 1) % maintain_every == 0:
+        began = time.perf_counter()
+        target = Lake(spark, lake, settings.spark.delta_engine)
+        with LakeLock(target.root, f"soak-maintain-{n:04d}"):
+            maintain_tables(target, DEFAULT_RETENTION)
+        record["maintain_seconds"] = time.perf_counter() - began
+    return {**record, **lake_figures(lake)}
 
 
 def summary(records: list[dict]) -> list[str]:
