@@ -1,4 +1,5 @@
-"""OffsetLake on Airflow: ingest -> replay -> marts -> audit -> publish -> report, once per data interval.
+"""OffsetLake on Airflow: ingest -> replay -> marts -> audit -> publish -> report, once per data interval,
+then once a day -> maintain.
 
 Each task runs one stage of the ``offsetlake`` command line in its own process on the
 run's data interval (``--from {{ data_interval_start }} --to {{ data_interval_end }}``,
@@ -9,7 +10,10 @@ processed one at a time and in order (``max_active_runs=1``, ``depends_on_past``
 ``catchup`` backfills every interval since the start date. ``publish`` declares the gold
 tables as Airflow assets (``offsetlake.gold.<table>``), so a downstream DAG can be scheduled
 on them; ``report`` then writes the interval's charts to ``<lake>/reports/lake/<run id>.html``,
-which the run's data-quality report links to.
+which the run's data-quality report links to. Once a day, after the interval that ends at (or
+crosses) midnight UTC, ``maintain`` compacts every table, checkpoints its Delta log and vacuums
+old files (``offsetlake maintain``); the other intervals skip it. It runs inside the hourly DAG so
+that it never overlaps a run (``max_active_runs=1``); a backfill maintains once per day it covers.
 
 Read when the file is parsed (environment only, so parsing never touches the metadata DB):
 
@@ -24,6 +28,8 @@ Read when a task runs (Airflow Variable, else the environment variable):
 - ``offsetlake_landing`` / ``OFFSETLAKE_LANDING``: landing directory (required)
 - ``offsetlake_lake`` / ``OFFSETLAKE_LAKE``: lake root (required)
 - ``offsetlake_config`` / ``OFFSETLAKE_CONFIG``: TOML settings file (optional)
+- ``offsetlake_retention`` / ``OFFSETLAKE_RETENTION``: the maintenance's vacuum retention, ISO-8601
+  (optional; default and minimum ``PT168H``)
 
 This file only wires tasks: it imports no Spark and no data-quality library.
 """
@@ -39,6 +45,7 @@ from airflow.sdk.exceptions import AirflowFailException
 
 STAGES = ("ingest", "replay", "marts", "audit", "publish")
 REPORT = "report"
+MAINTAIN = "maintain"
 # the gold tables publish writes (schemas.tables.GOLD_TABLES; a test holds the two together)
 GOLD_TABLES = ("consumer_lag", "consumer_lag_by_group", "consume_throughput")
 GOLD_ASSETS = tuple(
@@ -81,6 +88,22 @@ def stage_command(stage: str, *, command: str, landing: str, lake: str, config: 
     return shlex.join(words)
 
 
+def maintain_command(*, command: str, lake: str, config: str | None, retention: str | None) -> str:
+    """The shell command of the daily maintenance; the run id stays a Jinja template until the run."""
+    words = [*shlex.split(command), MAINTAIN, "--lake", lake, "--run-id", f"{RUN_ID}-maintain"]
+    if retention:
+        words += ["--retention", retention]
+    if config:
+        words += ["--config", config]
+    return shlex.join(words)
+
+
+def maintenance_due(start: datetime, end: datetime) -> bool:
+    """True for the interval that ends at midnight UTC or crosses it: one a day, whatever the schedule."""
+    start, end = start.astimezone(UTC), end.astimezone(UTC)
+    return end.time() == datetime.min.time() or start.date() != (end - timedelta(microseconds=1)).date()
+
+
 def configured_command(stage: str) -> str:
     """``stage_command`` from the run-time settings; fails with a clear message when one is missing."""
     landing, lake = setting("landing"), setting("lake")
@@ -92,6 +115,11 @@ def configured_command(stage: str) -> str:
             f"set the Airflow Variables {missing} (or the environment variables "
             f"{[m.upper() for m in missing]}) to the landing directory and the lake root"
         )
+    if stage == MAINTAIN:
+        return maintain_command(
+            command=setting("command", "offsetlake"), lake=lake, config=setting("config"),
+            retention=setting("retention"),
+        )  # fmt: skip
     return stage_command(
         stage, command=setting("command", "offsetlake"), landing=landing, lake=lake, config=setting("config")
     )
@@ -123,7 +151,16 @@ def offsetlake():
 
         return run_stage()
 
-    chain(*(stage_task(stage) for stage in (*STAGES, REPORT)))
+    # a failed maintenance must not hold back the next day's: the runs' order is the stages'
+    @task.short_circuit(task_id="maintenance_due", depends_on_past=False)
+    def is_maintenance_due(data_interval_start=None, data_interval_end=None) -> bool:
+        return maintenance_due(data_interval_start, data_interval_end)
+
+    @task.bash(task_id=MAINTAIN, depends_on_past=False)
+    def maintain() -> str:
+        return configured_command(MAINTAIN)
+
+    chain(*(stage_task(stage) for stage in (*STAGES, REPORT)), is_maintenance_due(), maintain())
 
 
 offsetlake()

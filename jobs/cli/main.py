@@ -19,10 +19,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from jobs.cli import report, sql
+from jobs.cli import maintain, report, sql
 from jobs.cli.progress import progress_for
 from jobs.cli.settings import check_interval, check_lake, new_run_id, settings_from
 from jobs.cli.summary import print_summary
+from jobs.io.engines import RetentionTooShortError
 from jobs.io.lake import LakeError
 from jobs.io.lake_lock import LakeBusyError
 from jobs.io.landing import LandingError
@@ -165,6 +166,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("report", "write the lake's charts (lag, rates, regressions, coverage, quality) into one HTML file",
             lambda p: report.report_arguments(p, utc_time), report.run_report),
     Command("tables", "list the lake's tables: SQL name, rows, latest version, grain", sql.tables_arguments, sql.run_tables),
+    Command("maintain", "compact every table's small files, checkpoint its Delta log and vacuum old files",
+            lambda p: maintain.maintain_arguments(p, settings_options), maintain.run_maintain),
 )  # fmt: skip
 
 
@@ -192,6 +195,9 @@ def main(argv: list[str] | None = None, commands: Sequence[Command] = COMMANDS) 
         return EXIT_USAGE
     except QueryError as error:
         print(f"offsetlake: query error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except RetentionTooShortError as error:
+        print(f"offsetlake: {error}", file=sys.stderr)
         return EXIT_USAGE
     except (LandingError, LakeError, JavaMissingError, ShippingError, StageOrderError) as error:
         print(f"offsetlake: {inert(error)}", file=sys.stderr)

@@ -17,21 +17,33 @@ Write modes, all atomic Delta commits::
     lake.replace_range(OFFSET_COMMITS, df, start, end)    # replaceWhere start <= event_time < end
     lake.overwrite(REPLAY_CHECKPOINTS, df)                # replace the whole table
     lake.merge(INGEST_RUNS, df)                           # upsert on the table's keys
+
+Maintenance (compaction, log checkpoint and clean-up, vacuum; the caller holds the lake's lock)::
+
+    lake.maintain(OFFSET_COMMITS, retention=timedelta(days=7), zorder=True)
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Literal
 
 from pyspark.sql import DataFrame, SparkSession
 
-from jobs.io.engines import DeltaEngine, LakeError, conform, require_event_time, rows_in_range
+from jobs.io.engines import (
+    DeltaEngine,
+    LakeError,
+    TableMaintenance,
+    check_retention,
+    conform,
+    require_event_time,
+    rows_in_range,
+)
 from jobs.io.engines.delta_rs import DeltaRsEngine
 from jobs.io.engines.native import NativeDeltaEngine
 from jobs.runtime.session import native_delta_available
-from schemas.tables import TableSpec
+from schemas.tables import QUEUE_KEY, TableSpec
 
 EngineName = Literal["auto", "spark", "delta-rs"]
 
@@ -142,3 +154,21 @@ class Lake:
     def merge(self, spec: TableSpec, df: DataFrame, keys: tuple[str, ...] | None = None) -> None:
         """Upsert: rows matching on ``keys`` (default ``spec.keys``) are updated, others inserted."""
         self._engine.merge(self.path(spec), spec, conform(df, spec), keys or spec.keys)
+
+    def maintain(
+        self, spec: TableSpec, *, retention: timedelta, zorder: bool = False
+    ) -> TableMaintenance | None:
+        """Compact ``spec``'s small files, checkpoint and clean its log, vacuum what was removed
+        more than ``retention`` ago (at least :data:`~jobs.io.engines.MIN_RETENTION`); None
+        when the table does not exist. With ``zorder``, the compaction clusters rows by the
+        queue key's columns the table holds (outside its partition columns), if any."""
+        check_retention(retention)
+        if not self.exists(spec):
+            return None
+        zorder_by = zorder_columns(spec) if zorder else ()
+        return self._engine.maintain(self.path(spec), spec, retention, zorder_by)
+
+
+def zorder_columns(spec: TableSpec) -> tuple[str, ...]:
+    """The queue key's columns (schemas.tables.QUEUE_KEY) that ``spec`` holds and does not partition by."""
+    return tuple(c for c in QUEUE_KEY if c in spec.columns and c not in spec.partition_by)

@@ -12,7 +12,8 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DAG_ID = "offsetlake"
 STAGES = ["ingest", "replay", "marts", "audit", "publish"]
-TASKS = [*STAGES, "report"]
+TASKS = [*STAGES, "report", "maintenance_due", "maintain"]
+SKIPPED_OFF_MIDNIGHT = {"maintenance_due": "success", "maintain": "skipped"}
 
 
 def test_dagbag_loads_the_dag_with_its_schedule_retries_and_task_order(dagbag):
@@ -27,11 +28,23 @@ def test_dagbag_loads_the_dag_with_its_schedule_retries_and_task_order(dagbag):
     assert [t.task_id for t in dag.topological_sort()] == TASKS
     assert {t.task_id: sorted(t.upstream_task_ids) for t in dag.tasks} == {
         "ingest": [], "replay": ["ingest"], "marts": ["replay"], "audit": ["marts"], "publish": ["audit"],
-        "report": ["publish"],
+        "report": ["publish"], "maintenance_due": ["report"], "maintain": ["maintenance_due"],
     }  # fmt: skip
-    assert {(t.retries, t.depends_on_past, t.retry_exponential_backoff) for t in dag.tasks} == {
-        (2, True, True)
+    assert {t.task_id: (t.retries, t.depends_on_past, t.retry_exponential_backoff) for t in dag.tasks} == {
+        task: (2, not task.startswith("maint"), True) for task in TASKS
     }
+
+
+def test_the_maintenance_is_due_once_a_day_after_the_interval_that_ends_at_or_crosses_midnight(airflow):
+    from airflow_dags.offsetlake_dag import maintenance_due
+
+    def at(day: int, hour: int, minute: int = 0) -> datetime:
+        return datetime(2026, 3, day, hour, minute, tzinfo=UTC)
+
+    assert maintenance_due(at(1, 23), at(2, 0))
+    assert not maintenance_due(at(2, 0), at(2, 1)) and not maintenance_due(at(1, 10), at(1, 11))
+    assert maintenance_due(at(1, 23, 30), at(2, 0, 30))  # a half-hourly schedule's interval across midnight
+    assert maintenance_due(at(1, 0), at(2, 0))  # a daily schedule: every run
 
 
 def test_publish_declares_the_gold_tables_as_assets_downstream_dags_can_wait_for(dagbag):
@@ -84,7 +97,10 @@ def test_each_stage_runs_with_the_templated_interval_and_one_run_id(
         run, states = run_interval(dagbag().dags[DAG_ID], datetime(2026, 3, 1, 11, tzinfo=UTC))
     finally:
         Variable.delete("offsetlake_landing")
-    assert (run.state, states) == ("success", dict.fromkeys(TASKS, "success"))
+    assert (run.state, states) == (
+        "success",
+        {**dict.fromkeys(STAGES + ["report"], "success"), **SKIPPED_OFF_MIDNIGHT},
+    )
     calls = [json.loads(line) for line in log.read_text().splitlines()]
     interval = [
         "--from",
@@ -122,6 +138,8 @@ def test_a_failed_audit_stops_publish(dagbag, stage_recorder, monkeypatch, tmp_p
         "audit": "failed",
         "publish": "upstream_failed",
         "report": "upstream_failed",
+        "maintenance_due": "upstream_failed",
+        "maintain": "upstream_failed",
     }
     assert [json.loads(line)[0] for line in log.read_text().splitlines()] == [
         "ingest",
@@ -141,3 +159,19 @@ def test_missing_lake_setting_fails_the_first_task_without_retrying(dagbag, stag
     assert (run.state, states["ingest"], states["publish"]) == ("failed", "failed", "upstream_failed")
     assert [ti.try_number for ti in run.get_task_instances() if ti.task_id == "ingest"] == [1]
     assert not log.exists()
+
+
+def test_the_interval_ending_at_midnight_maintains_the_lake_after_its_report(
+    dagbag, stage_recorder, monkeypatch, tmp_path
+):
+    command, log, _ = stage_recorder
+    for name, value in {"COMMAND": command, "LANDING": "/data/landing", "LAKE": "/data/lake", "RETRIES": "0",
+                        "RETENTION": "P30D"}.items():  # fmt: skip
+        monkeypatch.setenv(f"OFFSETLAKE_{name}", value)
+    monkeypatch.delenv("OFFSETLAKE_CONFIG", raising=False)
+    run, states = run_interval(dagbag().dags[DAG_ID], datetime(2026, 3, 4, 0, tzinfo=UTC))
+    assert (run.state, states) == ("success", dict.fromkeys(TASKS, "success"))
+    calls = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [call[0] for call in calls] == [*STAGES, "report", "maintain"]
+    assert calls[-1] == ["maintain", "--lake", "/data/lake", "--run-id", f"{run.run_id}-maintain",
+                         "--retention", "P30D"]  # fmt: skip

@@ -5,7 +5,8 @@ jobs.io.lake picks the engine; nothing above the lake knows which one is in use.
 
 from __future__ import annotations
 
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Protocol
 
 from pyspark.sql import Column, DataFrame
@@ -60,9 +61,52 @@ class DeltaEngine(Protocol):
         caller holds the lake: no other write is under way)."""
         ...
 
+    def maintain(
+        self, path: str, spec: TableSpec, retention: timedelta, zorder_by: tuple[str, ...]
+    ) -> TableMaintenance:
+        """Compact small files (Z-ordered by ``zorder_by`` when given), checkpoint the log, clean
+        up expired log files and vacuum files removed longer than ``retention`` ago."""
+        ...
+
 
 class LakeError(RuntimeError):
     """The lake cannot be used as asked; the message says what to fix."""
+
+
+# Delta's own default (delta.deletedFileRetentionDuration, the check VACUUM enforces): far longer
+# than any run (the DAG's execution_timeout is 3 hours), so a vacuum never removes a file a
+# running reader was planned on, and every version younger than the retention stays readable.
+MIN_RETENTION = timedelta(hours=168)
+
+
+class RetentionTooShortError(LakeError):
+    """A vacuum retention below :data:`MIN_RETENTION`."""
+
+
+def check_retention(retention: timedelta) -> None:
+    if retention < MIN_RETENTION:
+        hours = MIN_RETENTION.total_seconds() / 3600
+        raise RetentionTooShortError(
+            f"a vacuum retention of {retention} is shorter than the safe minimum of {hours:.0f} hours "
+            f"(PT{hours:.0f}H): a shorter one could remove files a running reader or a time travel "
+            "inside the retention still needs; pass --retention PT168H or longer"
+        )
+
+
+@dataclass(frozen=True)
+class TableMaintenance:
+    """What a maintenance did to one table: active files and their bytes, the Delta log's size
+    (None where the engine cannot see it), before and after."""
+
+    table: str
+    files_before: int
+    files_after: int
+    bytes_before: int
+    bytes_after: int
+    log_bytes_before: int | None
+    log_bytes_after: int | None
+    vacuumed_files: int
+    zordered: bool = False
 
 
 def conform(df: DataFrame, spec: TableSpec) -> DataFrame:

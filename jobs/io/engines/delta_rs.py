@@ -32,11 +32,14 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DateType, IntegerType, LongType, TimestampType
 
-from jobs.io.engines import LakeError, rows_in_range
+from jobs.io.engines import LakeError, TableMaintenance, check_retention, rows_in_range
 from schemas.instants import parse_utc, utc
 from schemas.tables import TableSpec
 
 WRITES_DIR = "_offsetlake_writes"
+# Delta's default delta.logRetentionDuration: log files older than this go at a log clean-up
+DEFAULT_LOG_RETENTION = timedelta(days=30)
+_INTERVAL_UNITS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400, "week": 604800}
 _STAT_TYPES = (IntegerType, LongType, DateType, TimestampType)
 
 
@@ -102,6 +105,21 @@ def _partition_values(relative: Path) -> dict[str, str | None]:
 
 def _partition_text(value) -> str | None:
     return None if value is None else value.isoformat() if isinstance(value, date) else str(value)
+
+
+def log_retention(configuration: dict[str, str]) -> timedelta:
+    """The table's ``delta.logRetentionDuration`` (``interval 30 days``), Delta's default when absent."""
+    words = configuration.get("delta.logRetentionDuration", "").split()
+    if len(words) == 3 and words[0].lower() == "interval" and words[1].isdigit():
+        unit = _INTERVAL_UNITS.get(words[2].lower().removesuffix("s"))
+        if unit is not None:
+            return timedelta(seconds=int(words[1]) * unit)
+    return DEFAULT_LOG_RETENTION
+
+
+def log_bytes(local: Path) -> int:
+    """Bytes of a table's Delta log (commits and checkpoints)."""
+    return sum(f.stat().st_size for f in (local / "_delta_log").rglob("*") if f.is_file())
 
 
 def _parse_stat(value) -> datetime | None:
@@ -384,3 +402,48 @@ class DeltaRsEngine:
 
     def drop(self, path: str) -> None:
         shutil.rmtree(_local_path(path))
+
+    def maintain(
+        self, path: str, spec: TableSpec, retention: timedelta, zorder_by: tuple[str, ...]
+    ) -> TableMaintenance:
+        """delta-rs's own operations, in order: ``optimize.compact`` (or ``optimize.z_order``), a
+        checkpoint, ``cleanup_metadata`` and a full ``vacuum``.
+
+        The compaction commits with ``dataChange=false``: readers and once-only appends see the
+        same rows, and the versions before it stay readable (time travel) until the vacuum's
+        retention has passed. The log's clean-up removes only log files older than the table's
+        log retention (30 days by default) that the new checkpoint covers; when ``retention``
+        is longer than that, the log is kept whole so that time travel reaches as far back as
+        the vacuum keeps files for.
+        """
+        check_retention(retention)
+        local = _local_path(path)
+        table = DeltaTable(str(local))
+        before = self._active_files(table, spec)
+        log_before = log_bytes(local)
+        if zorder_by:
+            table.optimize.z_order(list(zorder_by))
+        else:
+            table.optimize.compact()
+        table = DeltaTable(str(local))
+        table.create_checkpoint()
+        if retention <= log_retention(table.metadata().configuration):
+            table.cleanup_metadata()
+        vacuumed = table.vacuum(
+            retention_hours=int(retention.total_seconds() // 3600),
+            dry_run=False,
+            enforce_retention_duration=True,
+            full=True,
+        )
+        after = self._active_files(DeltaTable(str(local)), spec)
+        return TableMaintenance(
+            table=spec.path,
+            files_before=len(before),
+            files_after=len(after),
+            bytes_before=sum(f["size"] or 0 for f in before),
+            bytes_after=sum(f["size"] or 0 for f in after),
+            log_bytes_before=log_before,
+            log_bytes_after=log_bytes(local),
+            vacuumed_files=len(vacuumed),
+            zordered=bool(zorder_by),
+        )

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
+from pathlib import Path
 
 from deltalake import DeltaTable as RsTable
 from pyspark.sql import DataFrame, SparkSession
 
-from jobs.io.engines import LakeError, rows_in_range
+from jobs.io.engines import LakeError, TableMaintenance, check_retention, rows_in_range
 from schemas.tables import TableSpec
 
 
@@ -117,3 +118,43 @@ class NativeDeltaEngine:
         jvm = self.spark.sparkContext._jvm  # type: ignore[union-attr]
         target = jvm.org.apache.hadoop.fs.Path(path)
         target.getFileSystem(self.spark.sparkContext._jsc.hadoopConfiguration()).delete(target, True)  # type: ignore[union-attr]
+
+    def _detail(self, path: str) -> tuple[int, int]:
+        detail = self.spark.sql(f"DESCRIBE DETAIL delta.`{path}`").first()
+        return int(detail["numFiles"]), int(detail["sizeInBytes"])
+
+    @staticmethod
+    def _log_bytes(path: str) -> int | None:
+        """The log's size where the table is on this machine's disk (None on object storage)."""
+        if "://" in path and not path.startswith("file://"):
+            return None
+        log = Path(path.removeprefix("file://")) / "_delta_log"
+        return sum(f.stat().st_size for f in log.rglob("*") if f.is_file())
+
+    def maintain(
+        self, path: str, spec: TableSpec, retention: timedelta, zorder_by: tuple[str, ...]
+    ) -> TableMaintenance:
+        """Delta's SQL: ``OPTIMIZE`` (``ZORDER BY`` when asked) and ``VACUUM ... RETAIN n HOURS``.
+        Native Delta writes the log's checkpoints itself (every ``delta.checkpointInterval``
+        commits, 10 by default) and removes expired log files when it does."""
+        check_retention(retention)
+        target = f"delta.`{path}`"
+        files_before, bytes_before = self._detail(path)
+        log_before = self._log_bytes(path)
+        zorder = f" ZORDER BY ({', '.join(f'`{c}`' for c in zorder_by)})" if zorder_by else ""
+        self.spark.sql(f"OPTIMIZE {target}{zorder}")
+        hours = int(retention.total_seconds() // 3600)
+        vacuumed = self.spark.sql(f"VACUUM {target} RETAIN {hours} HOURS DRY RUN").count()
+        self.spark.sql(f"VACUUM {target} RETAIN {hours} HOURS")
+        files_after, bytes_after = self._detail(path)
+        return TableMaintenance(
+            table=spec.path,
+            files_before=files_before,
+            files_after=files_after,
+            bytes_before=bytes_before,
+            bytes_after=bytes_after,
+            log_bytes_before=log_before,
+            log_bytes_after=self._log_bytes(path),
+            vacuumed_files=vacuumed,
+            zordered=bool(zorder_by),
+        )

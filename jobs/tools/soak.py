@@ -1,0 +1,220 @@
+"""A soak: consecutive hourly runs on one lake, with and without maintenance, and what each costs.
+
+    python -m jobs.tools.soak --workdir soak --runs 200 --maintain-every 24
+
+1. Simulates ``--runs`` hours of a small cluster (2 topics, 6 queues, 2 groups, a commit every
+   30 s, a snapshot every 10 min) into ``<workdir>/source``, once (kept for the next soak).
+2. For each hour, in order: the files whose content begins before the hour's end land in
+   ``<workdir>/landing`` (as the collectors would bring them; the simulator's broker and client
+   logs span every hour and land before the first run), then ``run`` (every stage:
+   :func:`jobs.stages.runner.run_stages`) over exactly that hour, first on ``<workdir>/plain``,
+   never maintained, then on ``<workdir>/maintained``, which ``offsetlake maintain``'s work
+   (:func:`jobs.stages.maintenance.maintain_tables`) follows every ``--maintain-every`` runs.
+   The two lakes take turns, so whatever else the machine does falls on both alike.
+3. Prints per run and lake the wall time of the run, the active files of a few main tables and
+   the Delta log's size over all tables; appends the same to ``<workdir>/soak.jsonl``; ends with
+   the median wall time of the first and the last ten runs of each lake.
+
+A soak stopped part-way (``--workdir`` kept) resumes where it stopped. All runs share one Spark
+session in this process, with a driver of 2 GiB (where ``offsetlake run`` starts one per run, each
+run's wall time here leaves out the JVM's start, about the same for every run): that is what makes
+hundreds of runs feasible; the figures are the growth from run to run.
+The maintenance's vacuum keeps files removed less than a week ago (wall time, not simulated
+time), so within a soak it removes nothing: the compaction and the log's checkpoints are what
+the maintained lake gains.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from deltalake import DeltaTable
+
+from jobs.io.lake import Lake
+from jobs.io.lake_lock import LakeLock
+from jobs.io.landing import discover
+from jobs.runtime.logs import attach_log_file
+from jobs.runtime.session import build_session
+from jobs.sources import patterns
+from jobs.stages.maintenance import DEFAULT_RETENTION, maintain_tables
+from jobs.stages.runner import run_stages
+from jobs.tools.bench.incremental import content_begins
+from jobs.tools.simulator import MANIFEST_NAME, SimulationManifest, SimulationSpec, simulate
+from schemas.config import Settings
+
+START = datetime(2026, 11, 21, tzinfo=UTC)
+HOUR = timedelta(hours=1)
+# the tables whose files are shown per run: one of each layer a run appends to every hour
+SHOWN_TABLES = {
+    "commits": "bronze/offset_commits",
+    "replayed": "silver/offset_commits_replayed",
+    "timeline": "silver/stored_offset_timeline",
+    "lag": "gold/consumer_lag",
+}
+EDGE_RUNS = 10  # the runs the summary compares, at each end
+
+
+def soak_spec(hours: int) -> SimulationSpec:
+    return SimulationSpec(
+        start=START,
+        duration=timedelta(hours=hours),
+        topics=2,
+        queues_per_topic=(4, 2),
+        groups=2,
+        clients_per_group=(2, 1),
+        commit_interval=timedelta(seconds=30),
+        snapshot_interval=timedelta(minutes=10),
+        progress_interval=timedelta(minutes=30),
+    )
+
+
+def source_landing(workdir: Path, hours: int) -> Path:
+    """The simulated hours (made once; a source of the same cluster and at least ``hours`` hours is reused)."""
+    source = workdir / "source"
+    manifest = source / MANIFEST_NAME
+    if manifest.is_file():
+        made = SimulationManifest.model_validate_json(manifest.read_text()).spec
+        if made.duration >= timedelta(hours=hours) and made == soak_spec(1).model_copy(
+            update={"duration": made.duration}
+        ):
+            return source
+    simulate(soak_spec(hours), source)
+    return source
+
+
+def land_until(source: Path, landing: Path, end: datetime, settings: Settings) -> int:
+    """Link the files of ``source`` whose content begins before ``end`` into ``landing``; how many were new."""
+    new = 0
+    for file in discover(source, patterns(settings)):
+        begins = content_begins(file)
+        target = landing / file.relative
+        if (begins is None or begins < end) and not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.link(source / file.relative, target)
+            new += 1
+    return new
+
+
+def lake_figures(lake: Path) -> dict:
+    """Active files of the shown tables, and the Delta logs' bytes and files over every table."""
+    files = {}
+    for name, path in SHOWN_TABLES.items():
+        table = lake / path
+        files[name] = len(DeltaTable(str(table)).file_uris()) if DeltaTable.is_deltatable(str(table)) else 0
+    logs = [f for f in lake.glob("**/_delta_log/*") if f.is_file()]
+    return {
+        "files": files,
+        "log_bytes": sum(f.stat().st_size for f in logs),
+        "log_files": len(logs),
+        "data_files": sum(1 for _ in lake.glob("**/*.parquet")),
+    }
+
+
+def run_line(record: dict) -> str:
+    files = " ".join(f"{name} {count:>4}" for name, count in record["files"].items())
+    maintained = f"  maintain {record['maintain_seconds']:.1f}s" if record.get("maintain_seconds") else ""
+    return (
+        f"run {record['run']:>4} {record['hour'][:13]} {record['lake']:<10} wall {record['seconds']:6.1f}s  "
+        f"files {files}  log {record['log_bytes'] / 1e6:6.2f} MB ({record['log_files']:>5} files){maintained}"
+    )
+
+
+def soak(workdir: Path, runs: int, maintain_every: int, lakes: tuple[str, ...]) -> list[dict]:
+    """The soak in ``workdir``; a soak stopped part-way resumes after the last run it recorded
+    (a run it was in the middle of is redone whole, as ``offsetlake run`` redoes an interval)."""
+    settings = soak_settings()
+    workdir.mkdir(parents=True, exist_ok=True)
+    source = source_landing(workdir, runs)
+    landing = workdir / "landing"
+    attach_log_file(workdir / "soak.log")
+    spark = build_session(settings.spark, workdir / "spark.log")
+    log = workdir / "soak.jsonl"
+    records = [json.loads(line) for line in log.read_text().splitlines()] if log.is_file() else []
+    done = {(r["run"], r["lake"]) for r in records}
+    with log.open("a") as out:
+        for n in range(runs):
+            start = START + n * HOUR
+            land_until(source, landing, start + HOUR, settings)
+            for name in lakes:
+                if (n, name) in done:
+                    continue
+                record = one_run(spark, settings, workdir / name, landing, n, maintain_every)
+                records.append(record)
+                print(run_line(record), flush=True)
+                out.write(json.dumps(record) + "\n")
+                out.flush()
+    return records
+
+
+def soak_settings() -> Settings:
+    """The defaults, but a driver of 2 GiB: an hour of the small cluster needs no more, and the
+    soak shares its machine."""
+    settings = Settings()
+    return settings.model_copy(update={"spark": settings.spark.model_copy(update={"driver_memory": "2g"})})
+
+
+def one_run(spark, settings: Settings, lake: Path, landing: Path, n: int, maintain_every: int) -> dict:
+    """Run ``n`` (its hour) on ``lake``, then a maintenance when the maintained lake is due one."""
+    start = START + n * HOUR
+    began = time.perf_counter()
+    context = run_stages(settings, lake, landing, start, start + HOUR, f"soak-{lake.name}-{n:04d}")
+    record = {"run": n, "hour": start.isoformat(), "lake": lake.name,
+              "seconds": time.perf_counter() - began, "quality_failed": context.quality_failed}  # fmt: skip
+    if lake.name == "maintained" and maintain_every and (n + 1) % maintain_every == 0:
+        began = time.perf_counter()
+        target = Lake(spark, lake, settings.spark.delta_engine)
+        with LakeLock(target.root, f"soak-maintain-{n:04d}"):
+            maintain_tables(target, DEFAULT_RETENTION)
+        record["maintain_seconds"] = time.perf_counter() - began
+    return {**record, **lake_figures(lake)}
+
+
+def summary(records: list[dict]) -> list[str]:
+    """Per lake: the median wall time of its first and last ``EDGE_RUNS`` runs (the first run,
+    which lands the whole-run logs, left out) and its last figures."""
+    lines = []
+    for name in dict.fromkeys(r["lake"] for r in records):
+        runs = [r for r in records if r["lake"] == name][1:]
+        if not runs:
+            continue
+        first = statistics.median(r["seconds"] for r in runs[:EDGE_RUNS])
+        last = statistics.median(r["seconds"] for r in runs[-EDGE_RUNS:])
+        end = runs[-1]
+        lines.append(
+            f"{name:<10} runs {runs[0]['run']}-{end['run']}: median wall first {len(runs[:EDGE_RUNS])} "
+            f"{first:.1f}s, last {len(runs[-EDGE_RUNS:])} {last:.1f}s ({last / first - 1:+.0%}); at the end "
+            f"files {end['files']}, {end['data_files']} Parquet files on disk, "
+            f"log {end['log_bytes'] / 1e6:.2f} MB in {end['log_files']} files"
+        )
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m jobs.tools.soak", description=__doc__.splitlines()[0])
+    parser.add_argument("--workdir", type=Path, default=Path("soak"))
+    parser.add_argument(
+        "--runs", type=int, default=200, help="consecutive hourly runs per lake (default 200)"
+    )
+    parser.add_argument("--maintain-every", type=int, default=24,
+                        help="runs between two maintenances of the maintained lake (default 24: daily)")  # fmt: skip
+    parser.add_argument("--lakes", choices=("both", "plain", "maintained"), default="both")
+    args = parser.parse_args(argv)
+    if args.runs < 1 or args.maintain_every < 0:
+        parser.error("--runs must be at least 1 and --maintain-every at least 0")
+    lakes = ("plain", "maintained") if args.lakes == "both" else (args.lakes,)
+    print("one Spark session for every run (each run's time leaves out a JVM start)", flush=True)
+    records = soak(args.workdir.resolve(), args.runs, args.maintain_every, lakes)
+    for line in summary(records):
+        print(line)
+    return 0 if not any(r["quality_failed"] for r in records) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,46 @@
+"""The soak (jobs.tools.soak): a few hourly runs on a plain and a maintained lake."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from jobs.tools.lake_compare import compare_table, delta_tables
+from jobs.tools.soak import START, land_until, run_line, soak, summary
+from schemas.config import Settings
+
+
+def test_the_landing_gets_the_files_that_begin_before_each_hours_end(tmp_path):
+    from jobs.tools.simulator import simulate
+    from jobs.tools.soak import soak_spec
+
+    simulate(soak_spec(2), tmp_path / "source")
+    landing = tmp_path / "landing"
+    first = land_until(tmp_path / "source", landing, START + timedelta(hours=1), Settings())
+    assert {p.name for p in (landing / "commits").rglob("*.jsonl")} == {"00.jsonl"}
+    assert list((landing / "broker_logs").rglob("*.log"))  # the whole run's logs land before the first hour
+    second = land_until(tmp_path / "source", landing, START + timedelta(hours=2), Settings())
+    assert {p.name for p in (landing / "commits").rglob("*.jsonl")} == {"00.jsonl", "01.jsonl"}
+    assert first > second > 0
+    assert land_until(tmp_path / "source", landing, START + timedelta(hours=2), Settings()) == 0
+
+
+@pytest.mark.slow
+def test_three_hourly_runs_with_and_without_maintenance_give_the_same_rows_in_fewer_files(spark, tmp_path):
+    records = soak(tmp_path, runs=3, maintain_every=2, lakes=("plain", "maintained"))
+    assert [(r["run"], r["lake"]) for r in records] == [
+        (n, lake) for n in range(3) for lake in ("plain", "maintained")
+    ]
+    assert not any(r["quality_failed"] for r in records)
+    by = {(r["run"], r["lake"]): r for r in records}
+    assert "maintain_seconds" in by[(1, "maintained")] and "maintain_seconds" not in by[(2, "maintained")]
+    # two hours of hourly appends compacted into one file per table and day
+    assert by[(1, "maintained")]["files"]["commits"] < by[(1, "plain")]["files"]["commits"]
+    assert all(line.split()[0] in ("plain", "maintained") for line in summary(records))
+    assert run_line(by[(1, "maintained")]).split()[:4] == ["run", "1", "2026-11-21T01", "maintained"]
+    for path in delta_tables(tmp_path / "plain"):
+        if path.split("/")[0] in ("bronze", "silver", "gold", "quarantine"):
+            latest = "as_of" if path == "silver/replay_checkpoints" else None
+            comparison = compare_table(tmp_path / "plain", tmp_path / "maintained", path, latest_of=latest)
+            assert comparison.agrees, comparison.line()
