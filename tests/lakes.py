@@ -46,8 +46,11 @@ _PLACEHOLDERS = {
 }
 
 
-def write_rows(root: Path, spec: TableSpec, rows: Sequence[Mapping[str, object]]) -> None:
-    """``rows`` as a new version of ``spec``'s table under ``root`` (missing columns: placeholders)."""
+def write_rows(
+    root: Path, spec: TableSpec, rows: Sequence[Mapping[str, object]], mode: str = "error"
+) -> None:
+    """``rows`` as a new table ``spec`` under ``root``, or with ``mode="append"`` its next version
+    (missing columns: placeholders)."""
     full = [
         {
             f.name: row[f.name] if f.name in row else None if f.nullable else _PLACEHOLDERS[type(f.dataType)]
@@ -56,7 +59,7 @@ def write_rows(root: Path, spec: TableSpec, rows: Sequence[Mapping[str, object]]
         for row in rows
     ]
     table = pa.Table.from_pylist(full, schema=spec.arrow_schema)
-    write_deltalake(f"{root}/{spec.path}", table, partition_by=list(spec.partition_by) or None)
+    write_deltalake(f"{root}/{spec.path}", table, mode=mode, partition_by=list(spec.partition_by) or None)
 
 
 def _regression(at: datetime, group: str, host: str, size: int, cause: str) -> dict:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from jobs.cli import maintain, report, sql
+from jobs.cli import asof, maintain, report, sql
 from jobs.cli.progress import progress_for
 from jobs.cli.settings import check_interval, check_lake, new_run_id, settings_from
 from jobs.cli.summary import print_summary
@@ -166,6 +166,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("report", "write the lake's charts (lag, rates, regressions, coverage, quality) into one HTML file",
             lambda p: report.report_arguments(p, utc_time), report.run_report),
     Command("tables", "list the lake's tables: SQL name, rows, latest version, grain", sql.tables_arguments, sql.run_tables),
+    Command("asof", "what each queue had stored at an instant, and the commit or snapshot that set it",
+            lambda p: asof.asof_arguments(p, utc_time), asof.run_asof),
     Command("maintain", "compact every table's small files, checkpoint its Delta log and vacuum old files",
             lambda p: maintain.maintain_arguments(p, settings_options), maintain.run_maintain),
 )  # fmt: skip

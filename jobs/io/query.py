@@ -15,8 +15,9 @@ exist.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 import pyarrow as pa
@@ -111,8 +112,26 @@ class LakeSql:
         return _plain_types(self._execute(sql))
 
 
-def open_lake_sql(root: str | Path) -> LakeSql:
-    """The lake's tables in DataFusion, in this process (no JVM)."""
+def _as_of(table: DeltaTable, spec: TableSpec, version: int | datetime) -> DeltaTable | None:
+    """``table`` as it was at ``version`` (a version number or an instant: Delta's time travel);
+    None for a table created after that instant."""
+    if isinstance(version, datetime):
+        # delta-rs loads its first version for an instant before it: that table did not exist yet
+        created = min(commit["timestamp"] for commit in table.history())
+        if version.timestamp() * 1000 < created:
+            return None
+    try:
+        table.load_as_version(version)
+    except Exception as error:  # delta-rs raises one error type for every version it cannot load
+        raise QueryError(f"{spec.path} has no version {version}: {error}") from error
+    return table
+
+
+def open_lake_sql(
+    root: str | Path, as_of: datetime | None = None, versions: Mapping[TableSpec, int] | None = None
+) -> LakeSql:
+    """The lake's tables in DataFusion, in this process (no JVM): each as it is now, or as it
+    was at the instant ``as_of``, or at the version ``versions`` gives for it (time travel)."""
     root = _local_root(root)
     _check_lake(root)
     builder = QueryBuilder()
@@ -121,6 +140,9 @@ def open_lake_sql(root: str | Path) -> LakeSql:
         builder.execute(f"CREATE SCHEMA IF NOT EXISTS {layer}").read_all()
     for spec in QUERYABLE_TABLES:
         table = _delta_table(root, spec)
+        version = (versions or {}).get(spec, as_of)
+        if table is not None and version is not None:
+            table = _as_of(table, spec, version)
         if table is None:
             continue
         builder.register(sql_name(spec), table)
