@@ -136,7 +136,10 @@ def case_figures(
         },
         "lean": lean_figures,
         "whole_run_to_oracle": _ratio(run.wall_seconds, reference.total_seconds),
-        "whole_run_to_lean": _ratio(run.wall_seconds, lean.seconds if lean else None),
+        # no ratio where the lean job had no commit events to read (start-up, snapshots only)
+        "whole_run_to_lean": _ratio(
+            run.wall_seconds, lean.seconds if lean and lean.counts["commits"] else None
+        ),
         "offsetlake_to_duckdb": pipeline_seconds / reference.total_seconds
         if reference.total_seconds > 0
         else None,
