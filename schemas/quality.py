@@ -244,7 +244,8 @@ class QualitySettings(_Model):
     # severity per check name (jobs.quality.checks checks the names when the settings load)
     severities: dict[str, Severity] = Field(default_factory=dict)
     # how the table suites are measured: one aggregation per table (jobs.quality.one_pass), or
-    # Great Expectations' own Spark engine, a job per expectation and column (the same outcomes)
+    # Great Expectations' own Spark engine, a job per expectation and column (the same outcomes;
+    # docs/experiments.md, "The audit in one pass")
     expectation_engine: Literal["one_pass", "great_expectations"] = "one_pass"
     sink: AlertSinkSettings = AlertSinkSettings()
 

@@ -1,13 +1,16 @@
-"""``offsetlake bench``: measured speed of every stage, and the same results row for row as DuckDB.
+"""``offsetlake bench``: the whole ``offsetlake run`` and each of its stages measured, against two DuckDB jobs.
 
 For each case (an empty start-up run, each commit-event count of ``--sizes``, the last hour
 or so of the smallest count spanning two hours run on a lake of its history unless
-``--skip-incremental``, and a busy
-broker's day of snapshots unless ``--skip-snapshots``) it generates the inputs with the
-simulator, runs ingest, replay, marts and publish on the embedded default (audit is not
-timed) in a child process while sampling its memory, computes the same tables with DuckDB
-from the same files, checks that both agree row for row, prints the figures and writes them
-to ``<workdir>/bench-<timestamp>.json``. With ``--repeat N`` each commits and snapshots case
+``--skip-incremental``, and a busy broker's day of snapshots unless ``--skip-snapshots``; or,
+with ``--case commits-only``, plain commit events of each count of ``--sizes``) it generates
+the inputs, runs ``offsetlake run`` (every stage, audit and publish included) in a child
+process while sampling its memory, computes the same tables with DuckDB from the same files
+(the oracle), checks that both agree row for row, runs the lean DuckDB job a user would write
+by hand (:mod:`jobs.tools.bench.lean`), prints one table per case (the whole run, each stage,
+both DuckDB times and the ratios) and writes every figure to ``<workdir>/bench-<timestamp>.json``.
+With ``--case airflow-hour``, each count of ``--sizes`` is a cluster's commits an hour, and one
+hourly interval runs through the DAG on real Airflow (:mod:`jobs.tools.bench.airflow_hour`). With ``--repeat N`` each commits and snapshots case
 runs N times (pipeline, then DuckDB), and its figures are the median run's. Exit code 1 when
 any table differs.
 
@@ -50,10 +53,19 @@ def run_bench(args: argparse.Namespace, settings: Settings) -> int:
         ) from error
     from jobs.tools.bench.runner import (  # imports DuckDB: only once it is known to be there
         bench,
+        commits_only_cases,
         default_cases,
     )
 
-    cases = default_cases(parse_sizes(args.sizes), args.skip_snapshots, args.skip_incremental)
+    sizes = parse_sizes(args.sizes)
+    if args.case == "airflow-hour":
+        from jobs.tools.bench.airflow_run import bench_airflow_hours
+
+        return bench_airflow_hours(sizes, settings, args.workdir)
+    if args.case == "commits-only":
+        cases = commits_only_cases(sizes)
+    else:
+        cases = default_cases(sizes, args.skip_snapshots, args.skip_incremental)
     _, _, exit_code = bench(cases, settings, args.workdir, repeat=args.repeat)
     return exit_code
 
@@ -63,6 +75,11 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--workdir", type=Path, default=Path("bench-results"), help="where inputs, lakes and figures go"
     )
+    parser.add_argument(
+        "--case", choices=("landing", "commits-only", "airflow-hour"), default="landing",
+        help="landing: the simulator's full landings (default); commits-only: plain JSON-lines commit events only; "
+        "airflow-hour: one hourly interval of --sizes commits an hour through the DAG on real Airflow (dag.test())",
+    )  # fmt: skip
     parser.add_argument("--skip-snapshots", action="store_true", help="skip the busy-broker day of snapshots")
     parser.add_argument(
         "--skip-incremental",
@@ -78,7 +95,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 COMMAND = Command(
     "bench",
-    "measure every stage at several sizes and compare with DuckDB",
+    "measure the whole run and every stage at several sizes and compare with DuckDB",
     _arguments,
     lambda args: run_bench(args, settings_from(args)),
 )

@@ -1,9 +1,13 @@
 """The benchmark's figures: per case and stage, the ratios judged against the targets, JSON and print-out.
 
+The whole run is ``offsetlake run`` from launch to exit (every stage, start-up and summary);
+its ratios are over the oracle's time (the like-for-like DuckDB reference) and over the lean
+DuckDB job's (a process, timed the same way).
+
 Rows per second count, per stage (``STAGE_ROWS``): ingest the records it read from the
 landed files (landed + quarantined, from ops/ingest_runs); replay the events it replayed
 (rows of silver/stored_offset_timeline); marts the rows it read (timeline + bronze/queue_offsets);
-publish the gold rows it published. Memory is the driver's: the Python process plus its JVM
+audit the check results it recorded (quality/check_results); publish the gold rows it published. Memory is the driver's: the Python process plus its JVM
 (resident set, sampled), with the JVM's Python workers reported apart.
 """
 
@@ -26,10 +30,12 @@ STAGE_ROWS = {
     "ingest": "records read from the landed files (landed + quarantined)",
     "replay": "events replayed (rows of silver/stored_offset_timeline)",
     "marts": "rows read (silver/stored_offset_timeline + bronze/queue_offsets)",
+    "audit": "check results recorded (quality/check_results)",
     "publish": "gold rows published",
 }
 TARGETS = {
     "duckdb_ratio_max": 2.0,  # the largest commits case, ingest through marts vs DuckDB
+    "lean_ratio_max": 4.0,  # the largest commits-only case, the whole run vs the lean DuckDB job
     "linearity_slack": 1.05,  # large / small time (minus start-up) at most 1.05 x the size ratio
     "memory": "driver peak flat as data grows",
     "incremental": "a run over the last interval, on the history's lake, costs about what the interval costs alone",
@@ -39,7 +45,7 @@ TARGETS = {
 def table_rows(lake: Path) -> dict[str, int]:
     """Rows per Delta table of the lake, from the Delta log's statistics (no data read)."""
     rows = {}
-    for layer in ("bronze", "silver", "gold", "ops", "quarantine"):
+    for layer in ("bronze", "silver", "gold", "ops", "quarantine", "quality"):
         for path in sorted((lake / layer).glob("*")) if (lake / layer).is_dir() else []:
             if DeltaTable.is_deltatable(str(path)):
                 actions = pa.table(DeltaTable(str(path)).get_add_actions(flatten=True))
@@ -69,14 +75,20 @@ def stage_rows(lake: Path, published: dict[str, int], rows: dict[str, int] | Non
         "ingest": _records_read(lake),
         "replay": timeline,
         "marts": timeline + rows.get("bronze/queue_offsets", 0),
+        "audit": rows.get("quality/check_results", 0),
         "publish": sum(published.values()),
     }
 
 
+def _ratio(seconds: float, other: float | None) -> float | None:
+    return seconds / other if other else None
+
+
 def case_figures(
-    case, inputs, timed, lake, reference, comparison, rows_before: dict[str, int] | None = None
+    case, inputs, timed, lake, reference, comparison, rows_before: dict[str, int] | None = None, lean=None
 ) -> dict:
-    """Every figure of one case, JSON-ready; ``rows_before``: the stages' counted rows the lake held before the run."""
+    """Every figure of one case, JSON-ready; ``rows_before``: the stages' counted rows the lake held
+    before the run; ``lean``: the lean DuckDB job's run (its regressions judged on a commits-only case)."""
     run, sampler = timed.run, timed.sampler
     rows = table_rows(lake)
     counted = stage_rows(lake, run.published, rows)
@@ -91,7 +103,17 @@ def case_figures(
         }  # fmt: skip
     pipeline_seconds = sum(run.stage_seconds.values())
     run_peak = sampler.peak(run.started_at, run.started_at + pipeline_seconds)
-    through_marts = sum(seconds for stage, seconds in run.stage_seconds.items() if stage != "publish")
+    through_marts = sum(
+        seconds for stage, seconds in run.stage_seconds.items() if stage in ("ingest", "replay", "marts")
+    )
+    mismatches = describe_mismatches(comparison)
+    lean_figures = lean.to_json() if lean is not None else None
+    if lean is not None and case.kind == "commits-only" and not lean.regressions.get("agrees", False):
+        r = lean.regressions
+        mismatches.append(
+            f"lean DuckDB job's regressions: {r.get('only_in_lean')} rows only in the lean job's, "
+            f"{r.get('only_in_lake')} only in silver/offset_regressions"
+        )
     return {
         "case": case.name,
         "kind": case.kind,
@@ -99,6 +121,7 @@ def case_figures(
         "inputs": inputs,
         "pipeline": {
             "session_start_seconds": run.session_seconds,
+            "wall_seconds": run.wall_seconds,
             "stages": stages,
             "seconds": pipeline_seconds,
             "summary_seconds": run.summary_seconds,
@@ -111,6 +134,12 @@ def case_figures(
             "seconds": reference.total_seconds,
             "cpu_seconds": reference.cpu_seconds,
         },
+        "lean": lean_figures,
+        "whole_run_to_oracle": _ratio(run.wall_seconds, reference.total_seconds),
+        # no ratio where the lean job had no commit events to read (start-up, snapshots only)
+        "whole_run_to_lean": _ratio(
+            run.wall_seconds, lean.seconds if lean and lean.counts["commits"] else None
+        ),
         "offsetlake_to_duckdb": pipeline_seconds / reference.total_seconds
         if reference.total_seconds > 0
         else None,
@@ -121,16 +150,21 @@ def case_figures(
         "offsetlake_to_duckdb_cpu": _cpu_ratio(run_peak, reference.cpu_seconds),
         "table_rows": rows,
         "comparison": {
-            "agrees": all(c.agrees for c in comparison),
+            "agrees": not mismatches,
             "results": [asdict(c) for c in comparison],
-            "mismatches": describe_mismatches(comparison),
+            "mismatches": mismatches,
         },
     }
 
 
+def judged_ratio(run: dict) -> float | None:
+    """What a repeated case is ranked by: the whole run over the lean job, else over the oracle."""
+    return run.get("whole_run_to_lean") or run.get("whole_run_to_oracle")
+
+
 def repeated(runs: list[dict]) -> dict:
     """One case's figures from its runs (each a pipeline run, then DuckDB's): the run whose
-    ingest-through-marts ratio is the median (of an even count, the higher middle one), with
+    whole-run ratio (``judged_ratio``) is the median (of an even count, the higher middle one), with
     every run's times and ratio in ``repeats``; the case agrees only if every run did.
 
     On a machine whose speed drifts by 10-20% from one hour to the next, one pair of runs can
@@ -139,7 +173,7 @@ def repeated(runs: list[dict]) -> dict:
     """
     if len(runs) == 1:
         return runs[0]
-    ratios = [run["ingest_through_marts_to_duckdb"] for run in runs]
+    ratios = [judged_ratio(run) for run in runs]
     if None in ratios:
         raise ValueError("every repeated run needs a DuckDB time to rank it by")
     ranked = sorted(range(len(runs)), key=lambda n: ratios[n])
@@ -160,8 +194,14 @@ def repeated(runs: list[dict]) -> dict:
             {
                 "run": n,
                 "pipeline_seconds": run["pipeline"]["seconds"],
+                "wall_seconds": run["pipeline"].get("wall_seconds"),
+                "lean_seconds": (run.get("lean") or {}).get("seconds"),
+                "whole_run_to_lean": run.get("whole_run_to_lean"),
+                "whole_run_to_oracle": run.get("whole_run_to_oracle"),
                 "ingest_through_marts_seconds": sum(
-                    s["seconds"] for stage, s in run["pipeline"]["stages"].items() if stage != "publish"
+                    s["seconds"]
+                    for stage, s in run["pipeline"]["stages"].items()
+                    if stage in ("ingest", "replay", "marts")
                 ),
                 "stage_seconds": {stage: s["seconds"] for stage, s in run["pipeline"]["stages"].items()},
                 "duckdb_seconds": run["duckdb"]["seconds"],
@@ -236,7 +276,7 @@ def summarize(cases: list[dict], settings: Settings, isolated: bool) -> dict:
             "jvm_class_archive": str(archive) if archive else None,
         },
         "stages_timed": list(STAGE_ROWS),
-        "audit_timed": False,
+        "audit_timed": True,
         "targets": TARGETS,
         "cases": cases,
         "duckdb_ratio_largest": largest["ingest_through_marts_to_duckdb"] if largest else None,
@@ -246,10 +286,29 @@ def summarize(cases: list[dict], settings: Settings, isolated: bool) -> dict:
         ]
         if largest
         else [],
+        "whole_run_to_lean_largest": _largest_lean(cases),
         "linearity": linearity(cases),
         "driver_peak_mib": {c["case"]: c["pipeline"]["run"]["driver_peak_mib"] for c in cases},
         "incremental": {c["case"]: c["incremental"] for c in cases if c["kind"] == "incremental"},
         "agrees": all(c["comparison"]["agrees"] for c in cases),
+    }
+
+
+def _largest_lean(cases: list[dict]) -> dict | None:
+    """The largest commits-only case's whole run over the lean job, with every run's seconds."""
+    only = [c for c in cases if c["kind"] == "commits-only"]
+    if not only:
+        return None
+    largest = max(only, key=lambda c: c["inputs"]["commit_events"])
+    runs = largest.get("repeats") or [{
+        "wall_seconds": largest["pipeline"]["wall_seconds"], "lean_seconds": (largest["lean"] or {}).get("seconds"),
+        "whole_run_to_lean": largest["whole_run_to_lean"], "load_average": largest.get("load_average"),
+    }]  # fmt: skip
+    keys = ("wall_seconds", "lean_seconds", "whole_run_to_lean", "load_average")
+    return {
+        "case": largest["case"],
+        "ratio": largest["whole_run_to_lean"],
+        "runs": [{k: r.get(k) for k in keys} for r in runs],
     }
 
 

@@ -4,13 +4,17 @@ Cases, each in ``<workdir>/<case>/``:
 
 - ``startup``: an empty landing directory; its stage times are the fixed cost of a run;
 - ``commits-<n>``: ``SimulationSpec.for_commit_events(n)`` (a day or so of one cluster);
+- ``commits-only-<n>``: ``n`` plain JSON-lines commit events and nothing else
+  (:mod:`jobs.tools.bench.commits_only`), for ``--case commits-only``;
 - ``busy-broker-day``: ``SimulationSpec.busy_broker_day`` (288 snapshots of 2,000 keys x 8 queues);
 - ``incremental-<n>``: the ``commits-<n>`` inputs split into history and a last interval, and
   the scheduled run over that interval timed on the history's lake (:mod:`jobs.tools.bench.incremental`).
 
 Inputs are generated into ``landing/`` once and reused while the spec is unchanged. Each run
-writes a fresh ``lake/``; DuckDB computes the same tables into ``reference.duckdb``; both
-are deleted after a case that agrees row for row, kept for inspection after one that does not.
+writes a fresh ``lake/`` with ``offsetlake run`` (every stage); DuckDB computes the same tables
+into ``reference.duckdb`` (the oracle) and the lean DuckDB job writes its Parquet files into
+``lean/`` (:mod:`jobs.tools.bench.lean`); they are deleted after a case that agrees row for row,
+kept for inspection after one that does not.
 """
 
 from __future__ import annotations
@@ -24,11 +28,13 @@ from pathlib import Path
 
 from jobs.cli.main import EXIT_FAILED, EXIT_OK
 from jobs.sources import patterns
+from jobs.tools.bench import commits_only
 from jobs.tools.bench.compare import compare_lake
 from jobs.tools.bench.incremental import can_split, incremental_figures, link_files, split_landing
+from jobs.tools.bench.lean_run import run_lean
 from jobs.tools.bench.memory import TreeSampler
 from jobs.tools.bench.oracle.reference import compute_reference
-from jobs.tools.bench.pipeline_run import Interval, PipelineRun, run_isolated, run_measured
+from jobs.tools.bench.pipeline_run import Interval, PipelineRun, run_measured, run_whole
 from jobs.tools.bench.printout import print_case, print_repeats, print_summary
 from jobs.tools.bench.report import case_figures, repeated, stage_rows, summarize, write_report
 from jobs.tools.bench.spark_profile import event_log_conf, profile_stages
@@ -37,13 +43,13 @@ from schemas.config import ConfigError, Settings
 
 START = datetime(2026, 11, 21, tzinfo=UTC)
 # the kinds ``repeat`` runs several times (start-up and incremental runs measure fixed costs and growth)
-REPEATED_KINDS = ("commits", "snapshots")
+REPEATED_KINDS = ("commits", "commits-only", "snapshots")
 
 
 @dataclass(frozen=True)
 class BenchCase:
     name: str
-    kind: str  # startup | commits | snapshots | incremental
+    kind: str  # startup | commits | commits-only | snapshots | incremental
     spec: SimulationSpec | None  # None: an empty landing directory
     requested_events: int | None = None
     inputs_of: str | None = None  # the case whose generated inputs this one reuses (None: its own)
@@ -74,6 +80,11 @@ def default_cases(sizes: list[int], skip_snapshots: bool, skip_incremental: bool
     return cases
 
 
+def commits_only_cases(sizes: list[int]) -> list[BenchCase]:
+    """One commits-only case per commit-event count, ascending (``--case commits-only``)."""
+    return [BenchCase(f"commits-only-{n}", "commits-only", None, n) for n in sorted(sizes)]
+
+
 def _directory_bytes(root: Path) -> int:
     return sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
 
@@ -81,6 +92,8 @@ def _directory_bytes(root: Path) -> int:
 def prepare_landing(case: BenchCase, landing: Path) -> dict:
     """Generate the case's inputs unless ``landing`` already holds them for the same spec."""
     manifest_path = landing / MANIFEST_NAME
+    if case.kind == "commits-only":
+        return commits_only.generate(case.requested_events, START, landing)
     if case.spec is None:
         shutil.rmtree(landing, ignore_errors=True)
         landing.mkdir(parents=True)
@@ -109,7 +122,9 @@ def prepare_landing(case: BenchCase, landing: Path) -> dict:
 
 @dataclass(frozen=True)
 class TimedRun:
-    """One timed pipeline run: its timings, its memory samples, Spark's time per call site, the machine's load."""
+    """One timed pipeline run: its timings, its memory samples, Spark's time per call site, the machine's load.
+
+    ``run.wall_seconds`` is the whole run's; ``run.stage_seconds`` has every stage of it."""
 
     run: PipelineRun
     sampler: TreeSampler
@@ -126,7 +141,8 @@ def _run_pipeline(
     isolate: bool,
     interval: Interval | None = None,
 ) -> TimedRun:
-    """One run over ``interval`` (its log and Spark event log in ``run_dir`` when isolated)."""
+    """One run over ``interval``: ``offsetlake run`` in a child process when isolated (its log, settings
+    and Spark event log in ``run_dir``), else the same stages in this process."""
     interval = interval or Interval()
     load_before = os.getloadavg()[0]
     if isolate:
@@ -134,8 +150,8 @@ def _run_pipeline(
         shutil.rmtree(events, ignore_errors=True)
         run_dir.mkdir(parents=True, exist_ok=True)
         spark = settings.spark.model_copy(update={"conf": {**settings.spark.conf, **event_log_conf(events)}})
-        run, sampler = run_isolated(
-            settings.model_copy(update={"spark": spark}), landing, lake, run_dir / "pipeline.log", interval
+        run, sampler = run_whole(
+            settings.model_copy(update={"spark": spark}), landing, lake, run_dir, interval
         )
         profile = profile_stages(events, run.stage_spans())
     else:
@@ -156,7 +172,8 @@ def run_case(
     inputs = prepare_landing(case, landing)
     shutil.rmtree(lake, ignore_errors=True)
     timed = _run_pipeline(settings, landing, lake, case_dir, isolate)
-    return _judged(case, settings, inputs, landing, lake, timed, keep_outputs=keep_outputs)
+    lean = run_lean(landing, case_dir / "lean", lake)
+    return _judged(case, settings, inputs, landing, lake, timed, keep_outputs=keep_outputs, lean=lean)
 
 
 def run_incremental_case(
@@ -197,17 +214,18 @@ def run_incremental_case(
 
 
 def _judged(
-    case, settings, inputs, landing, lake, timed: TimedRun, *, keep_outputs: bool, rows_before=None
+    case, settings, inputs, landing, lake, timed: TimedRun, *, keep_outputs: bool, rows_before=None, lean=None
 ) -> dict:
     """The DuckDB reference over ``landing``, compared row for row with ``lake``, and the case's figures.
 
-    ``rows_before``: each stage's counted rows in ``lake`` before the timed run (it added the rest).
+    ``rows_before``: each stage's counted rows in ``lake`` before the timed run (it added the rest);
+    ``lean``: the lean job's run (:func:`jobs.tools.bench.lean_run.run_lean`), None when not run.
     """
     case_dir = lake.parent
     database = case_dir / "reference.duckdb"
     reference = compute_reference(landing, settings, database)
     comparison = compare_lake(reference.con, lake)
-    figures = case_figures(case, inputs, timed, lake, reference, comparison, rows_before)
+    figures = case_figures(case, inputs, timed, lake, reference, comparison, rows_before, lean)
     figures["load_average"] = {
         "before": timed.load_before,
         "after_pipeline": timed.load_after,
@@ -218,6 +236,7 @@ def _judged(
         shutil.rmtree(lake, ignore_errors=True)
         shutil.rmtree(case_dir / "duckdb-spill", ignore_errors=True)
         database.unlink(missing_ok=True)
+        shutil.rmtree(case_dir / "lean", ignore_errors=True)
     return figures
 
 

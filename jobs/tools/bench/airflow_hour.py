@@ -1,0 +1,134 @@
+"""The hourly interval as Airflow runs it: the DAG (airflow_dags/) run by real Airflow's ``dag.test()``.
+
+For a cluster's hour of about ``commits_per_hour`` commit events (the simulator: 2 brokers, one
+topic@group of 8 queues per ~15,500 commits an hour, with snapshots and admin outputs), a child
+process sets up Airflow (a fresh ``AIRFLOW_HOME``, a migrated SQLite metadata DB, as the DAG tests
+do), parses the DAG and runs one interval, ``[START, START + 1h)``: five tasks, each one stage of
+``offsetlake -v`` in its own process. It records each task's wall time (Airflow's start and end),
+each stage's own time (the stage's ``done in`` line in the task's output) and the interval's
+total, and each task's time in Airflow (from dag.test() taking it up to taking up the next: the
+task's own process and Airflow's work around it). The child is ``python -m jobs.tools.bench.airflow_hour <request.json>``: Airflow reads its
+configuration from the environment when first imported, so it is imported only there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from jobs.tools.bench.pipeline_run import REPO_ROOT, PipelineRunError, offsetlake_command, settings_toml
+from jobs.tools.simulator import SimulationSpec, simulate
+from schemas.config import Settings
+
+START = datetime(2026, 11, 21, tzinfo=UTC)
+STAGES = ("ingest", "replay", "marts", "audit", "publish")
+COMMITS_PER_GROUP_HOUR = 15_552  # 18 pairs x (1 + 0.2 pull commits) x 720 ticks of 5 s
+STAGE_DONE = re.compile(r"stage (\w+): done in ([\d.]+)s")
+# dag.test()'s own line as it takes up a task: the task's time in Airflow runs from there to the next one's
+TASK_TAKEN_UP = re.compile(r"^(\S+Z) \[info\s*\] \[DAG TEST\] starting task_id=(\w+)", re.MULTILINE)
+
+
+def hour_spec(commits_per_hour: int) -> SimulationSpec:
+    groups = max(1, round(commits_per_hour / COMMITS_PER_GROUP_HOUR))
+    return SimulationSpec(
+        start=START, duration=timedelta(hours=1), topics=groups, queues_per_topic=(8,), groups=groups,
+        clients_per_group=(2,),
+    )  # fmt: skip
+
+
+def run_airflow_hour(commits_per_hour: int, settings: Settings, case_dir: Path) -> dict:
+    """Simulate the hour into ``case_dir/landing``, run its interval through Airflow; returns the figures."""
+    landing, lake, home = case_dir / "landing", case_dir / "lake", case_dir / "airflow-home"
+    for path in (landing, lake, home):
+        subprocess.run(["rm", "-rf", str(path)], check=True)
+    case_dir.mkdir(parents=True, exist_ok=True)
+    manifest = simulate(hour_spec(commits_per_hour), landing)
+    config = case_dir / "offsetlake.toml"
+    config.write_text(settings_toml(settings))
+    request, result, log = (
+        case_dir / "airflow.request.json",
+        case_dir / "airflow.result.json",
+        case_dir / "airflow.log",
+    )
+    request.write_text(json.dumps({"landing": str(landing), "lake": str(lake), "home": str(home),
+                                   "config": str(config), "result": str(result)}))  # fmt: skip
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])),
+    }
+    began = time.perf_counter()
+    with log.open("w") as out:
+        code = subprocess.call(
+            [sys.executable, "-m", "jobs.tools.bench.airflow_hour", str(request)],
+            stdout=out, stderr=subprocess.STDOUT, env=env, cwd=REPO_ROOT,
+        )  # fmt: skip
+    if code != 0 or not result.is_file():
+        raise PipelineRunError(f"the Airflow interval failed (exit code {code}); its output is in {log}")
+    figures = json.loads(result.read_text())
+    text = log.read_text()
+    figures["stage_seconds"] = {m[1]: float(m[2]) for m in STAGE_DONE.finditer(text)}
+    figures["in_airflow_seconds"] = in_airflow_seconds(text, figures["interval_ended_at"])
+    return {
+        "commits_per_hour_requested": commits_per_hour,
+        "commit_events": manifest.commit_events,
+        "landed_files": sum(1 for p in landing.rglob("*") if p.is_file()),
+        "process_seconds": time.perf_counter() - began,
+        **figures,
+    }
+
+
+def in_airflow_seconds(log_text: str, ended_at: float) -> dict[str, float]:
+    """Each task's time from dag.test() taking it up to taking up the next (the last: to the end),
+    Airflow's own work for the task included."""
+    taken = [(datetime.fromisoformat(m[1]).timestamp(), m[2]) for m in TASK_TAKEN_UP.finditer(log_text)]
+    ends = [at for at, _ in taken[1:]] + [ended_at]
+    return {task: end - at for (at, task), end in zip(taken, ends, strict=True)}
+
+
+def _child(request_path: str) -> int:
+    request = json.loads(Path(request_path).read_text())
+    os.environ.update({
+        "AIRFLOW_HOME": request["home"], "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+        "AIRFLOW__CORE__DAGS_FOLDER": str(REPO_ROOT / "airflow_dags"),
+        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{request['home']}/airflow.db",
+        "OFFSETLAKE_COMMAND": " ".join([*offsetlake_command(), "-v"]), "OFFSETLAKE_LANDING": request["landing"],
+        "OFFSETLAKE_LAKE": request["lake"], "OFFSETLAKE_CONFIG": request["config"], "OFFSETLAKE_RETRIES": "0",
+    })  # fmt: skip
+    Path(request["home"]).mkdir(parents=True, exist_ok=True)
+    began = time.perf_counter()
+    from airflow.dag_processing.dagbag import DagBag
+    from airflow.utils import db
+
+    imported = time.perf_counter()
+    db.upgradedb()
+    migrated = time.perf_counter()
+    dag = DagBag(dag_folder=str(REPO_ROOT / "airflow_dags")).dags["offsetlake"]
+    parsed = time.perf_counter()
+    run = dag.test(logical_date=START + timedelta(hours=1))
+    tested = time.perf_counter()
+    tasks = {
+        ti.task_id: {
+            "state": str(ti.state),
+            "seconds": (ti.end_date - ti.start_date).total_seconds()
+            if ti.start_date and ti.end_date
+            else None,
+        }
+        for ti in run.get_task_instances()
+    }
+    Path(request["result"]).write_text(json.dumps({
+        "airflow_import_seconds": imported - began, "migrate_seconds": migrated - imported,
+        "parse_seconds": parsed - migrated, "interval_seconds": tested - parsed, "interval_ended_at": time.time(),
+        "tasks": {stage: tasks.get(stage) for stage in STAGES},
+        "succeeded": all((tasks.get(stage) or {}).get("state") == "success" for stage in STAGES),
+    }))  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_child(sys.argv[1]))

@@ -1,0 +1,59 @@
+"""``offsetlake bench --case airflow-hour``: each size's hourly interval through Airflow, printed and saved."""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+
+from jobs.cli.main import EXIT_FAILED, EXIT_OK
+from jobs.tools.bench.airflow_hour import STAGES, run_airflow_hour
+from jobs.tools.bench.report import write_report
+from schemas.config import Settings
+
+
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
+
+
+def print_airflow_hour(figures: dict) -> None:
+    """One table: each task's wall time, the stage's own time in it, the rest (the task's fixed cost)."""
+    print(
+        f"-- airflow-hour-{figures['commits_per_hour_requested']}: {figures['commit_events']:,} commit events in the hour, "
+        f"{figures['landed_files']:,} files; machine load (1-min average) {figures['load_before']:.1f} before, "
+        f"{figures['load_after']:.1f} after"
+    )
+    print(f"   {'task':<10} {'state':<9} {'task wall s':>11} {'stage s':>8} {'rest s':>7}")
+    for stage in STAGES:
+        task = figures["tasks"].get(stage) or {}
+        own = figures["stage_seconds"].get(stage)
+        rest = task["seconds"] - own if task.get("seconds") is not None and own is not None else None
+        print(
+            f"   {stage:<10} {task.get('state', '-'):<9} {_seconds(task.get('seconds')):>11} {_seconds(own):>8} {_seconds(rest):>7}"
+        )
+    tasks = sum(t["seconds"] for t in figures["tasks"].values() if t and t["seconds"] is not None)
+    print(
+        f"   {'tasks':<10} {'':<9} {tasks:>11.1f} {sum(figures['stage_seconds'].values()):>8.1f}   "
+        f"dag.test() of the interval {figures['interval_seconds']:.1f}s (Airflow: import {figures['airflow_import_seconds']:.1f}s, "
+        f"DB migration {figures['migrate_seconds']:.1f}s, DAG parse {figures['parse_seconds']:.1f}s, not in it)"
+    )  # fmt: skip
+
+
+def bench_airflow_hours(sizes: list[int], settings: Settings, workdir: Path) -> int:
+    """Each size's interval in ``<workdir>/airflow-hour-<n>/``; figures in ``<workdir>/airflow-<timestamp>.json``."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    path = workdir / f"airflow-{datetime.now(UTC):%Y%m%dT%H%M%SZ}.json"
+    cases = []
+    for n in sorted(sizes):
+        print(
+            f"\n== airflow-hour-{n}: simulating the hour, then one interval through Airflow ...", flush=True
+        )
+        load_before = os.getloadavg()[0]
+        figures = run_airflow_hour(n, settings, (workdir / f"airflow-hour-{n}").resolve())
+        cases.append({**figures, "load_before": load_before, "load_after": os.getloadavg()[0]})
+        print_airflow_hour(cases[-1])
+        write_report(
+            {"created_at": datetime.now(UTC).isoformat(), "cpus": os.cpu_count(), "cases": cases}, path
+        )
+    print(f"   figures: {path}")
+    return EXIT_OK if all(c["succeeded"] for c in cases) else EXIT_FAILED

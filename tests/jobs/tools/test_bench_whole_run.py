@@ -1,0 +1,83 @@
+"""offsetlake bench's whole run: ``offsetlake run`` in a child process with every stage in its figures,
+and the lean DuckDB job's regressions held against OffsetLake's on commit events only."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from jobs.stages.runner import STAGE_NAMES
+from jobs.tools.bench.commits_only import generate, queue_count
+from jobs.tools.bench.lean_run import compare_regressions, run_lean
+from jobs.tools.bench.pipeline_run import PipelineRunError, every_stage, run_whole, settings_toml, stage_spans
+from schemas.config import Settings, load_settings
+from schemas.quality import QualitySettings
+
+START = datetime(2026, 11, 21, tzinfo=UTC)
+LOG = """\
+26/11/25 14:23:31 WARN NativeCodeLoader: Unable to load native-hadoop library
+2026-11-25 14:23:53,160 INFO stage ingest: started (run r)
+2026-11-25 14:24:00,660 INFO stage ingest: done in 7.5s
+2026-11-25 14:24:00,700 INFO stage replay: started (run r)
+2026-11-25 14:24:03,700 INFO stage replay: done in 3.0s
+2026-11-25 14:24:03,800 INFO stage audit: started (run r)
+"""
+
+
+def test_stage_spans_come_from_the_runs_log_and_a_missing_stage_fails():
+    spans = stage_spans(LOG)
+    assert list(spans) == ["ingest", "replay"]  # audit started, never done
+    assert [round(end - start, 3) for start, end in spans.values()] == [7.5, 3.0]
+    with pytest.raises(PipelineRunError, match=r"\['marts', 'audit', 'publish'\]"):
+        every_stage(spans, Path("pipeline.log"))
+
+
+def test_settings_reach_the_child_run_through_its_toml_file(tmp_path):
+    settings = Settings()
+    settings = settings.model_copy(update={
+        "spark": settings.spark.model_copy(update={"master": "local[2]", "conf": {"spark.eventLog.enabled": "true"}}),
+        "quality": QualitySettings(expectation_engine="great_expectations"),
+    })  # fmt: skip
+    (tmp_path / "s.toml").write_text(settings_toml(settings))
+    assert load_settings(tmp_path / "s.toml") == settings
+    assert settings_toml(Settings()) == "\n"
+
+
+def test_commits_only_inputs_are_plain_commit_events_with_regressions(tmp_path):
+    figures = generate(20_000, START, tmp_path / "landing")
+    assert figures["commit_files"] == 4 and figures["queues"] == queue_count(20_000) == 16
+    assert generate(20_000, START, tmp_path / "landing")["reused"] is True
+    run = run_lean(tmp_path / "landing", tmp_path / "lean")
+    assert run.counts["commits"] == 20_000 and 5 <= run.counts["regressions"] <= 60
+    assert run.regressions == {}  # no lake to compare with
+
+
+@pytest.mark.slow
+def test_the_whole_run_has_every_stage_and_the_lean_jobs_regressions_are_offsetlakes(tmp_path):
+    landing, lake = tmp_path / "landing", tmp_path / "lake"
+    generate(20_000, START, landing)
+    settings = Settings()
+    settings = settings.model_copy(update={"spark": settings.spark.model_copy(
+        update={"master": "local[2]", "driver_memory": "1g", "shuffle_partitions": 2})})  # fmt: skip
+    run, sampler = run_whole(settings, landing, lake, tmp_path / "run")
+    assert list(run.stage_seconds) == list(STAGE_NAMES) and all(s > 0 for s in run.stage_seconds.values())
+    assert run.wall_seconds > run.session_seconds + sum(run.stage_seconds.values()) > 0
+    assert run.published["gold"] > 0 and sampler.samples
+
+    lean = run_lean(landing, tmp_path / "lean", lake)
+    assert lean.regressions == {"lake_rows": lean.counts["regressions"], "lean_rows": lean.counts["regressions"],
+                                "only_in_lake": 0, "only_in_lean": 0, "agrees": True}  # fmt: skip
+    assert lean.counts["regressions"] > 0
+
+    # one regression the lean job did not find: the comparison says so
+    planted = tmp_path / "planted.parquet"
+    duckdb.execute(
+        f"COPY (SELECT * FROM read_parquet('{tmp_path / 'lean' / 'regressions.parquet'}') OFFSET 1) "
+        f"TO '{planted}' (FORMAT PARQUET)"
+    )
+    assert compare_regressions(lake, planted) | {"lake_rows": None, "lean_rows": None} == {
+        "lake_rows": None, "lean_rows": None, "only_in_lake": 1, "only_in_lean": 0, "agrees": False,
+    }  # fmt: skip
