@@ -47,7 +47,14 @@ STAGES = ("ingest", "replay", "marts", "audit", "publish")
 REPORT = "report"
 MAINTAIN = "maintain"
 # the gold tables publish writes (schemas.tables.GOLD_TABLES; a test holds the two together)
-GOLD_TABLES = ("consumer_lag", "consumer_lag_by_group", "consume_throughput")
+GOLD_TABLES = (
+    "consumer_lag",
+    "consumer_lag_by_group",
+    "consume_throughput",
+    "produce_throughput",
+    "consumer_status",
+    "duplicate_exposure",
+)
 GOLD_ASSETS = tuple(
     Asset(name=f"offsetlake.gold.{table}", uri=f"offsetlake://gold/{table}", group="offsetlake")
     for table in GOLD_TABLES
