@@ -43,6 +43,11 @@ def log_file(lake_root: str, directory: Path | None, run_id: str) -> Path:
     return directory / (re.sub(r"[^A-Za-z0-9._:+-]", "_", run_id) + ".log")
 
 
+# the runner's "stage X: started" / "done in" records: in the log file and with -v (the bench and
+# the crash trial read them there), not on a default console
+STAGE_LOGGER = "offsetlake.stages"
+
+
 class _ConsoleFilter(logging.Filter):
     """On a terminal only errors (progress lines say the rest); elsewhere (Airflow) the
     project's own records from INFO up, and other libraries' warnings."""
@@ -54,6 +59,8 @@ class _ConsoleFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if self.interactive:
             return record.levelno >= logging.ERROR
+        if record.name == STAGE_LOGGER and record.levelno < logging.WARNING:
+            return False  # the runner's stage boundaries: the progress lines say the same on the console
         own = record.name == "offsetlake" or record.name.startswith("offsetlake.")
         return record.levelno >= (logging.INFO if own else logging.WARNING)
 

@@ -22,6 +22,7 @@ from pyspark.sql import SparkSession
 
 from jobs.io.lake import Lake
 from jobs.io.lake_lock import LakeLock
+from jobs.runtime.logs import STAGE_LOGGER
 from jobs.runtime.session import build_session
 from jobs.stages import audit, ingest, marts, publish, replay
 from jobs.stages.context import RunContext
@@ -85,7 +86,7 @@ def outcome(step: str, context: RunContext | None) -> str:
     return "done"
 
 
-log = logging.getLogger("offsetlake.stages")
+log = logging.getLogger(STAGE_LOGGER)
 
 
 def run_stages(

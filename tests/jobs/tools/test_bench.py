@@ -114,13 +114,13 @@ def test_reference_finds_the_injected_incidents_and_nothing_else(bench_run):
     busy = _reference(
         workdir,
         'SELECT cluster, broker, topic, consumer_group, queue_id, detected_at, "offset", stored_offset, regression_size, '
-        f"evidence, client_host, explained_by FROM ref_offset_regressions WHERE cluster = '{BUSY_CLUSTER}'",
+        f"evidence, client_host, cause FROM ref_offset_regressions WHERE cluster = '{BUSY_CLUSTER}'",
     )
     # the stored offset a snapshot pair compares with is the previous snapshot's (offsets only grow, so at most
     # what the set-back file held before)
     (row,) = busy
     assert row[:7] == (BUSY_CLUSTER, "broker-a", topic, group, 0, SET_BACK_AT.replace(tzinfo=None), 0)
-    assert row[9:] == ("snapshot_pair", None, None)
+    assert row[9:] == ("snapshot_pair", None, "failover")
     assert 0 < row[7] <= stored and row[8] == row[7]
 
 
