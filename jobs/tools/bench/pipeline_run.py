@@ -34,9 +34,9 @@ from schemas.config import Settings
 
 RUN_ID = "bench"
 REPO_ROOT = Path(__file__).resolve().parents[3]
-# the runner's log lines (jobs.stages.runner) under the CLI's format, "%(asctime)s %(levelname)s %(message)s"
+# the runner's log lines (jobs.stages.runner) under the CLI's format (jobs.runtime.logs.FORMAT)
 STAGE_LINE = re.compile(
-    r"^(?P<at>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) INFO stage (?P<stage>\w+): (?P<what>started|done in)"
+    r"^(?P<at>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) INFO (?:[\w.]+: )?stage (?P<stage>\w+): (?P<what>started|done in)"
 )
 
 
