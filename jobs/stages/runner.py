@@ -48,6 +48,7 @@ STAGES = (
 )  # fmt: skip
 STAGE_NAMES = tuple(stage.name for stage in STAGES)
 SESSION_STEP = "spark"  # the session's start, shown before the stages
+log = logging.getLogger(STAGE_LOGGER)
 
 
 class StageObserver(Protocol):
@@ -84,9 +85,6 @@ def outcome(step: str, context: RunContext | None) -> str:
     if step == "publish" and context.published:
         return f"{sum(context.published.values()):,} gold rows"
     return "done"
-
-
-log = logging.getLogger(STAGE_LOGGER)
 
 
 def run_stages(
