@@ -62,16 +62,8 @@ EDGE_RUNS = 10  # the runs the summary compares, at each end
 
 
 def soak_spec(hours: int) -> SimulationSpec:
-    return SimulationSpec(
-        start=START,
-        duration=timedelta(hours=hours),
-        topics=2,
-        queues_per_topic=(4, 2),
-        groups=2,
-        clients_per_group=(2, 1),
-        commit_interval=timedelta(seconds=30),
-        snapshot_interval=timedelta(minutes=10),
-        progress_interval=timedelta(minutes=30),
+    return SimulationSpec.small_cluster(
+        START, timedelta(hours=hours), progress_interval=timedelta(minutes=30)
     )
 
 

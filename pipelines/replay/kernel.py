@@ -58,7 +58,7 @@ STATE_TYPES = {c: pa.int64() for c in STATE_COLUMNS} | {
     "previous_commit_at": pa.timestamp("us", "UTC"),
     "previous_commit_host": pa.string(),
 }
-# A broker persists its offset table every 5 s: a snapshot file collected within two persists
+# A broker persists its offset table every five seconds: a snapshot file collected within two persists
 # of a commit may not hold it yet. A snapshot below a commit at least this much older than it
 # shows the table itself went back (a failover to a slave's older table).
 SNAPSHOT_SETTLE_SECONDS = 10

@@ -28,7 +28,7 @@ from schemas.config import Settings
 
 START = datetime(2026, 11, 21, tzinfo=UTC)
 STAGES = ("ingest", "replay", "marts", "audit", "publish")
-COMMITS_PER_GROUP_HOUR = 15_552  # 18 pairs x (1 + 0.2 pull commits) x 720 ticks of 5 s
+COMMITS_PER_GROUP_HOUR = 15_552  # 18 pairs x (1 + 0.2 pull commits) x 720 simulator ticks an hour
 STAGE_DONE = re.compile(r"stage (\w+): done in ([\d.]+)s")
 # dag.test()'s own line as it takes up a task: the task's time in Airflow runs from there to the next one's
 TASK_TAKEN_UP = re.compile(r"^(\S+Z) \[info\s*\] \[DAG TEST\] starting task_id=(\w+)", re.MULTILINE)

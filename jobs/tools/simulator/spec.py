@@ -139,6 +139,16 @@ class SimulationSpec(_Model):
         return cls(seed=seed, start=start)
 
     @classmethod
+    def small_cluster(
+        cls, start: datetime, duration: timedelta, progress_interval: timedelta
+    ) -> SimulationSpec:
+        """A small cluster with every kind of evidence and of incident: 2 topics (4 + 2 queues),
+        2 groups, a commit every 30 seconds, a snapshot every 10 minutes."""
+        return cls(start=start, duration=duration, topics=2, queues_per_topic=(4, 2), groups=2,
+                   clients_per_group=(2, 1), commit_interval=timedelta(seconds=30),
+                   snapshot_interval=timedelta(minutes=10), progress_interval=progress_interval)  # fmt: skip
+
+    @classmethod
     def for_commit_events(cls, events: int, start: datetime, seed: int = 20261121) -> SimulationSpec:
         """About ``events`` commit events (within 5%): a topic and a group per ~370k events a day, 8 queues on 2 brokers."""
         if events < MIN_COMMIT_EVENTS:

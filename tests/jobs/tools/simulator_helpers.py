@@ -15,19 +15,7 @@ GMT8 = timezone(timedelta(hours=8))
 
 
 def small_cluster(start: datetime, duration: timedelta, progress_interval: timedelta) -> SimulationSpec:
-    """A small cluster with every kind of evidence and of incident: 2 topics (4 + 2 queues),
-    2 groups, a commit every 30 s, a snapshot every 10 min."""
-    return SimulationSpec(
-        start=start,
-        duration=duration,
-        topics=2,
-        queues_per_topic=(4, 2),
-        groups=2,
-        clients_per_group=(2, 1),
-        commit_interval=timedelta(seconds=30),
-        snapshot_interval=timedelta(minutes=10),
-        progress_interval=progress_interval,
-    )
+    return SimulationSpec.small_cluster(start, duration, progress_interval)
 
 
 _BARE_KEY = re.compile(r"([{,])(\d+):")
