@@ -117,10 +117,13 @@ REGRESSION_CAUSES = (
     "admin_reset",
     "server_correction",
     "rewind_to_min",
+    "client_seek",
     "stale_commit",
     "failover",
     "unexplained",
 )
+# mqadmin consumerConnection's ConsumeType: push consumers, and pull or lite-pull ones
+CONSUME_TYPES = ("CONSUME_PASSIVELY", "CONSUME_ACTIVELY")
 _POSITIVE_SIZE = Expectation("regression_sizes_positive", "between", ("regression_size",), 1, OFFSET_LIMIT)
 
 _EVIDENCE = _codes("evidence", "commit_log", "broker_notifyme", "client_persist")
@@ -138,6 +141,8 @@ SUITES = (
               offsets=("max_offset", "min_offset", "consumer_offset", "inflight")),
     _contract(t.OFFSET_RESETS, _codes("reset_kind", *_RESET_KINDS)),
     # Levels 1..18 are the broker's default messageDelayLevel; a custom list may define more.
+    _contract(t.GROUP_CONNECTIONS, _codes("consume_type", *CONSUME_TYPES),
+              _codes("message_model", "CLUSTERING", "BROADCASTING"), queue=None),
     _contract(t.DELAY_OFFSETS, Expectation("delay_levels_in_range", "between", ("delay_level",), 1, 18, severity="warn"),
               offsets=("offset",), queue=None),
     _contract(t.OFFSET_COMMITS_REPLAYED, _POSITIVE_SIZE, _EVIDENCE, _codes("stored_before_source", "commit", "snapshot"), _KEY_KIND,

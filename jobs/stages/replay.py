@@ -28,10 +28,17 @@ from jobs.stages.intervals import (
 )
 from pipelines.replay import replay
 from pipelines.replay.events import replayed_snapshots
-from pipelines.replay.explain import LOOKBACK_SECONDS, MIN_OFFSET_MAX_AGE_SECONDS, SLACK_SECONDS, with_causes
+from pipelines.replay.explain import (
+    CONNECTION_MAX_AGE_SECONDS,
+    LOOKBACK_SECONDS,
+    MIN_OFFSET_MAX_AGE_SECONDS,
+    SLACK_SECONDS,
+    with_causes,
+)
 from schemas.config import Settings
 from schemas.instants import EPOCH, from_collected
 from schemas.tables import (
+    GROUP_CONNECTIONS,
     INGEST_RUNS,
     OFFSET_COMMITS,
     OFFSET_COMMITS_REPLAYED,
@@ -152,6 +159,7 @@ def _explained(lake: Lake, regressions: DataFrame, start: datetime, end: datetim
         lake.read(OFFSET_REGRESSIONS, start=start - lookback, end=start),
         lake.read(OFFSET_RESETS, start=start - lookback, end=end + timedelta(seconds=SLACK_SECONDS + 1)),
         lake.read(QUEUE_OFFSETS, start=start - timedelta(seconds=MIN_OFFSET_MAX_AGE_SECONDS), end=end),
+        lake.read(GROUP_CONNECTIONS, start=start - timedelta(seconds=CONNECTION_MAX_AGE_SECONDS), end=end),
     )
 
 

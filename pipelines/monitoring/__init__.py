@@ -25,6 +25,7 @@ from schemas.tables import (
     OFFSET_COMMITS_REPLAYED,
     OFFSET_REGRESSIONS,
     OFFSET_SNAPSHOTS,
+    QUEUE_OFFSETS,
     TableSpec,
 )
 
@@ -101,6 +102,11 @@ CHECKS: tuple[MonitoringCheck, ...] = (
         "large_regressions", "a regression detected in the interval larger than the alert size",
         (CheckInput(OFFSET_REGRESSIONS),), "detected_at", "regression_size", "messages",
         lambda inputs, c: checks.find_large_regressions(inputs[0], above=c.quality.regression_alert_above),
+    ),
+    MonitoringCheck(
+        "dead_letter_growth", "a group's dead-letter topic (%DLQ%<group>) grew: messages it gave up on after its retries",
+        (CheckInput(QUEUE_OFFSETS, "with_lookback"),), "last_grown_at", "dead_lettered", "messages",
+        lambda inputs, c: checks.find_dead_letter_growth(inputs[0], **_interval(c)),
     ),
     MonitoringCheck(
         "status_changes", "a consumer group's status changed from one window to the next (one alert per change)",

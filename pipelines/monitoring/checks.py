@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
+from schemas.keys import DLQ_PREFIX
 from schemas.tables import QUEUE_KEY
 
 _BROKER_SNAPSHOTS = ("main", "bak")
@@ -331,6 +332,50 @@ def find_large_regressions(regressions: DataFrame, *, above: int) -> DataFrame:
             *QUEUE_KEY, "detected_at", "offset", "stored_offset", "regression_size", "client_host",
             "evidence", "commit_path", "key_kind", "message",
         )
+    )  # fmt: skip
+
+
+def find_dead_letter_growth(
+    queue_offsets: DataFrame, *, interval_start: datetime, interval_end: datetime
+) -> DataFrame:
+    """Dead-letter topics (``%DLQ%<group>``) whose max offset grew in the interval: messages the
+    group gave up on after its retries, tied to that group. One row per (cluster, topic).
+
+    Needs bronze/queue_offsets rows (topicStatus of the DLQ topic) from the look-back on: each
+    increase counts from the queue's observation before it; a max offset that went down (a
+    queue rebuilt) counts nothing. ``%DLQ%billing``, queue 0 observed 09:55 (max 10), 10:05
+    (12), 10:20 (12), interval 10:00-11:00:
+
+        cluster  topic          consumer_group  dead_lettered  first_grown_at  last_grown_at
+        c1       %DLQ%billing   billing         2              10:05           10:05
+    """
+    order = Window.partitionBy("cluster", "broker", "topic", "queue_id").orderBy(
+        "observed_at", "source_file", "line_no"
+    )
+    dead_letters = queue_offsets.where(
+        F.col("topic").startswith(DLQ_PREFIX)
+        & F.col("max_offset").isNotNull()
+        & (F.col("observed_at") < F.lit(interval_end))
+    )
+    grown = (
+        dead_letters.withColumn("_grew", F.col("max_offset") - F.lag("max_offset").over(order))
+        .where((F.col("_grew") > 0) & _in_interval(F.col("observed_at"), interval_start, interval_end))
+        .groupBy("cluster", "topic")
+        .agg(
+            F.sum("_grew").alias("dead_lettered"),
+            F.min("observed_at").alias("first_grown_at"),
+            F.max("observed_at").alias("last_grown_at"),
+        )
+    )
+    group = F.substring(F.col("topic"), len(DLQ_PREFIX) + 1, 1 << 16)
+    message = F.format_string(
+        "%d messages of group %s went to its dead-letter queue %s between %s and %s: "
+        "consumed and retried until the retries ran out, then given up",
+        F.col("dead_lettered"), group, F.col("topic"), _iso(F.col("first_grown_at")), _iso(F.col("last_grown_at")),
+    )  # fmt: skip
+    return grown.select(
+        "cluster", "topic", group.alias("consumer_group"), "dead_lettered", "first_grown_at", "last_grown_at",
+        message.alias("message"),
     )  # fmt: skip
 
 

@@ -7,7 +7,8 @@ The rules, one table (:data:`CAUSES`, in order: the first that holds decides):
 | ``admin_reset`` | a ``[reset-offset]`` line (4.x ``reset offset success``, 5.x ``reset offset started``) of the regression's broker, topic and group, logged from ``LOOKBACK_SECONDS`` before it to ``SLACK_SECONDS`` after, and the regression is its queue's first since that line | bronze/offset_resets |
 | ``server_correction`` | a broker correction line (``PULL_OFFSET_MOVED``, "offset too small", "over flow badly") of the broker in the same window that names the regression's topic and group or its new offset, and names no other; its queue's first regression since | bronze/offset_resets |
 | ``rewind_to_min`` | the offset equals the queue's min offset the broker reported last (``topicStatus``), at most ``MIN_OFFSET_MAX_AGE_SECONDS`` before | bronze/queue_offsets |
-| ``stale_commit`` | a commit whose queue was last committed by another client (the queue had moved: a rebalance), or by the same client at a higher offset | the previous commit (silver/offset_commits_replayed) |
+| ``client_seek`` | a commit of a group whose last ``mqadmin consumerConnection`` output before it (at most ``CONNECTION_MAX_AGE_SECONDS``) says ``CONSUME_ACTIVELY``: a pull or lite-pull consumer commits with ``increaseOnly=false`` and may seek back on purpose | bronze/group_connections |
+| ``stale_commit`` | a commit by a client host absent from the group's last consumerConnection output before it (it had left the group: the strongest evidence); else a commit whose queue was last committed by another client (the queue had moved: a rebalance), or by the same client at a higher offset | bronze/group_connections, else the previous commit (silver/offset_commits_replayed) |
 | ``failover`` | a snapshot below the previous snapshot, or below a commit it should hold: the broker's table itself went back | the snapshot (bronze/offset_snapshots) |
 | ``unexplained`` | none of these | none |
 
@@ -37,6 +38,8 @@ from schemas.tables import QUEUE_KEY
 LOOKBACK_SECONDS = 600
 SLACK_SECONDS = 1
 MIN_OFFSET_MAX_AGE_SECONDS = 3600
+CONNECTION_MAX_AGE_SECONDS = 3600
+PULL = "CONSUME_ACTIVELY"
 RESET_KINDS = ("reset_success", "reset_started")
 CORRECTION_KINDS = ("pull_offset_moved", "offset_too_small", "offset_overflow")
 SNAPSHOT_EVIDENCE = ("snapshot_pair", "snapshot_behind_commit")
@@ -56,13 +59,14 @@ CAUSES = (
     Cause("admin_reset", "bronze/offset_resets", "an operator reset the group's offsets"),
     Cause("server_correction", "bronze/offset_resets", "the broker corrected an illegal pull offset"),
     Cause("rewind_to_min", "bronze/queue_offsets", "the offset went back to the queue's min offset"),
+    Cause("client_seek", "bronze/group_connections", "a pull consumer moved its own offset back (a seek)"),
     Cause("stale_commit", "silver/offset_commits_replayed", "a client committed an offset older than the queue's"),
     Cause("failover", "bronze/offset_snapshots", "the broker's table went back without a commit"),
     Cause("unexplained", None, "nothing logged or observed explains it"),
 )  # fmt: skip
 RANK = {cause.name: n for n, cause in enumerate(CAUSES)}
 # regressions someone asked for: the duplicates they bring are the point
-INTENDED_CAUSES = ("admin_reset",)
+INTENDED_CAUSES = ("admin_reset", "client_seek")
 EVIDENCE_TABLE = {cause.name: cause.evidence for cause in CAUSES}
 
 
@@ -88,11 +92,17 @@ def with_previous_regression(regressions: DataFrame, earlier: DataFrame) -> Data
     )
 
 
-def _candidate(cause: str, pairs: DataFrame, at: Column, detail: Column, source=None, line=None) -> DataFrame:
+def _candidate(
+    cause: str, pairs: DataFrame, at: Column, detail: Column, source=None, line=None, evidence=None
+) -> DataFrame:
+    """One cause's candidate rows; ``evidence``: the table of its evidence row when it is not the
+    cause's usual one (a candidate resting on it outranks the cause's others)."""
     return pairs.select(
         *[F.col(f"g.{c}").alias(c) for c in _ROW],
         F.lit(RANK[cause]).alias("_rank"),
+        F.lit(0 if evidence else 1).alias("_strength"),
         F.lit(cause).alias("cause"),
+        F.lit(evidence or EVIDENCE_TABLE[cause]).alias("cause_evidence"),
         (F.col(source) if source else F.lit(None).cast("string")).alias("cause_source_file"),
         (F.col(line) if line else F.lit(None).cast("long")).alias("cause_line_no"),
         at.alias("cause_at"),
@@ -170,6 +180,51 @@ def _rewound_to_min(regressions: DataFrame, queue_offsets: DataFrame) -> DataFra
     )
 
 
+def _membership(regressions: DataFrame, connections: DataFrame) -> list[DataFrame]:
+    """client_seek and stale_commit candidates from the group's last consumerConnection output
+    before each commit regression (bronze/group_connections, at most CONNECTION_MAX_AGE_SECONDS
+    earlier): a pull group's commit is a seek; a push group's commit by a host absent from it is stale."""
+    outputs = connections.groupBy("cluster", "consumer_group", "observed_at", "source_file").agg(
+        F.max("consume_type").alias("consume_type"),
+        F.collect_set("client_host").alias("hosts"),
+        F.min("line_no").alias("line_no"),
+    )
+    same_group = (F.col("g.cluster") == F.col("o.cluster")) & (
+        F.col("g.consumer_group") == F.col("o.consumer_group")
+    )
+    recent = (F.col("o.observed_at") <= F.col("g.detected_at")) & (
+        F.col("o.observed_at") >= F.col("g.detected_at") - _seconds(CONNECTION_MAX_AGE_SECONDS)
+    )
+    latest = Window.partitionBy(*[F.col(f"g.{c}") for c in _ROW]).orderBy(
+        F.col("o.observed_at").desc(), F.col("o.source_file").desc()
+    )
+    last_seen = (
+        regressions.alias("g")
+        .where(F.col("g.evidence") == "commit")
+        .join(outputs.alias("o"), on=[same_group, recent], how="inner")
+        .withColumn("_n", F.row_number().over(latest))
+        .where(F.col("_n") == 1)
+    )
+    is_pull = F.coalesce(F.col("o.consume_type") == PULL, F.lit(False))
+    seek_detail = F.format_string(
+        "the group consumed by pull (CONSUME_ACTIVELY at %s): its commits may move back",
+        _when(F.col("o.observed_at")),
+    )
+    absent = (
+        ~is_pull & F.col("g.client_host").isNotNull() & ~F.array_contains("o.hosts", F.col("g.client_host"))
+    )
+    absent_detail = F.format_string(
+        "%s was not among the group's %d clients at %s: it no longer owned the queue",
+        F.col("g.client_host"), F.size("o.hosts"), _when(F.col("o.observed_at")),
+    )  # fmt: skip
+    at, source, line = F.col("o.observed_at"), "o.source_file", "o.line_no"
+    return [
+        _candidate("client_seek", last_seen.where(is_pull), at, seek_detail, source, line),
+        _candidate("stale_commit", last_seen.where(absent), at, absent_detail, source, line,
+                   evidence="bronze/group_connections"),
+    ]  # fmt: skip
+
+
 def _observed(regressions: DataFrame) -> list[DataFrame]:
     """stale_commit and failover candidates: what the replay itself saw before the regression."""
     g = regressions.alias("g")
@@ -205,28 +260,35 @@ def _observed(regressions: DataFrame) -> list[DataFrame]:
 
 
 def with_causes(
-    regressions: DataFrame, earlier: DataFrame, resets: DataFrame, queue_offsets: DataFrame
+    regressions: DataFrame,
+    earlier: DataFrame,
+    resets: DataFrame,
+    queue_offsets: DataFrame,
+    connections: DataFrame,
 ) -> DataFrame:
     """Add ``CAUSE_COLUMNS`` to the replay's regressions (see the module docstring).
 
     Needs: the replay's regression rows (with ``_previous_commit_at``/``_previous_commit_host``);
     ``earlier``, silver/offset_regressions of the ``LOOKBACK_SECONDS`` before the interval;
-    bronze/offset_resets and bronze/queue_offsets rows from the look-backs before it on.
+    bronze/offset_resets, bronze/queue_offsets and bronze/group_connections rows from the
+    look-backs before it on.
     """
     queued = with_previous_regression(regressions, earlier)
-    candidates = [*_logged(queued, resets), _rewound_to_min(queued, queue_offsets), *_observed(queued)]
+    candidates = [
+        *_logged(queued, resets),
+        _rewound_to_min(queued, queue_offsets),
+        *_membership(queued, connections),
+        *_observed(queued),
+    ]
     first = Window.partitionBy(*_ROW).orderBy(
-        "_rank", F.col("cause_at").desc(), "cause_source_file", "cause_line_no", "cause_detail"
+        "_rank", "_strength", F.col("cause_at").desc(), "cause_source_file", "cause_line_no", "cause_detail"
     )
     chosen = (
         reduce(DataFrame.unionByName, candidates)
         .withColumn("_n", F.row_number().over(first))
         .where(F.col("_n") == 1)
-        .drop("_n", "_rank")
+        .drop("_n", "_rank", "_strength")
     )
-    evidence = F.create_map(*[F.lit(x) for c in CAUSES if c.evidence for x in (c.name, c.evidence)])
-    return (
-        queued.join(chosen, on=list(_ROW), how="left")
-        .withColumn("cause", F.coalesce(F.col("cause"), F.lit("unexplained")))
-        .withColumn("cause_evidence", evidence[F.col("cause")])
+    return queued.join(chosen, on=list(_ROW), how="left").withColumn(
+        "cause", F.coalesce(F.col("cause"), F.lit("unexplained"))
     )

@@ -121,6 +121,39 @@ OFFSET_RESETS = TableSpec(
     ),
 )
 
+GROUP_CONNECTIONS = TableSpec(
+    layer="bronze",
+    name="group_connections",
+    grain=(
+        "one row per (saved mqadmin consumerConnection output, client connected); "
+        "a group the tool found not online: one row without a client"
+    ),
+    keys=("_file_hash", "line_no"),
+    event_time="observed_at",
+    partition_by=("observed_date",),
+    schema=fields(
+        ("cluster", STRING, False),
+        ("observed_at", TIMESTAMP, False),
+        ("consumer_group", STRING, False),
+        # null: no client was online (the membership at observed_at is empty)
+        ("client_id", STRING, True),
+        # ip:port, as commits name their client (client_host)
+        ("client_host", STRING, True),
+        ("language", STRING, True),
+        ("client_version", STRING, True),
+        # CONSUME_PASSIVELY (push: commits increase-only) | CONSUME_ACTIVELY (pull, lite pull: may seek back)
+        ("consume_type", STRING, True),
+        # CLUSTERING | BROADCASTING
+        ("message_model", STRING, True),
+        ("consume_from_where", STRING, True),
+        # the subscribed topics, comma-separated in the tool's order, %RETRY%<group> among them
+        ("topics", STRING, True),
+        ("is_online", BOOLEAN, False),
+        *LINEAGE,
+        ("observed_date", DATE, False),
+    ),
+)
+
 DELAY_OFFSETS = TableSpec(
     layer="bronze",
     name="delay_offsets",

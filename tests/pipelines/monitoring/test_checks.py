@@ -319,3 +319,41 @@ def test_status_changes_are_one_finding_per_change_of_a_window_completed_in_the_
         ("g", at(11), "STALL", "OK"),
         ("h", at(10), None, "WARN"),
     ]
+
+
+def test_dead_letter_growth_counts_each_increase_once_and_names_the_group(spark):
+    schema = (
+        "cluster string, broker string, topic string, queue_id int, observed_at timestamp, max_offset long, "
+        "source_file string, line_no long"
+    )
+    offsets = spark.createDataFrame(
+        [
+            ("c1", "broker-a", "%DLQ%billing", 0, at(9, 55), 10, "topicStatus-%DLQ%billing.txt", 3),
+            ("c1", "broker-a", "%DLQ%billing", 0, at(10, 5), 12, "topicStatus-%DLQ%billing.txt", 3),
+            ("c1", "broker-a", "%DLQ%billing", 0, at(10, 20), 12, "topicStatus-%DLQ%billing.txt", 3),
+            (
+                "c1",
+                "broker-b",
+                "%DLQ%billing",
+                0,
+                at(10, 30),
+                4,
+                "topicStatus-%DLQ%billing.txt",
+                4,
+            ),  # first seen
+            ("c1", "broker-b", "%DLQ%billing", 0, at(10, 40), 7, "topicStatus-%DLQ%billing.txt", 4),
+            ("c1", "broker-a", "%DLQ%audit", 0, at(10, 5), 30, "topicStatus-%DLQ%audit.txt", 3),
+            ("c1", "broker-a", "%DLQ%audit", 0, at(10, 15), 2, "topicStatus-%DLQ%audit.txt", 3),  # rebuilt
+            ("c1", "broker-a", "orders", 0, at(9, 55), 100, "topicStatus-orders.txt", 3),  # not a DLQ
+            ("c1", "broker-a", "orders", 0, at(10, 5), 200, "topicStatus-orders.txt", 3),
+            ("c1", "broker-a", "%DLQ%late", 0, at(10, 50), 1, "topicStatus-%DLQ%late.txt", 3),
+            ("c1", "broker-a", "%DLQ%late", 0, at(11, 0), 5, "topicStatus-%DLQ%late.txt", 3),  # next interval
+        ],
+        schema,
+    )
+    found = checks.find_dead_letter_growth(offsets, interval_start=START, interval_end=END)
+    assert rows(found) == [
+        ("c1", "%DLQ%billing", "billing", 5, at(10, 5), at(10, 40),
+         "5 messages of group billing went to its dead-letter queue %DLQ%billing between 2026-11-21T10:05:00Z "
+         "and 2026-11-21T10:40:00Z: consumed and retried until the retries ran out, then given up"),
+    ]  # fmt: skip

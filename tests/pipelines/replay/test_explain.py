@@ -54,6 +54,16 @@ QUEUE_OFFSETS = StructType(
         StructField("line_no", LongType()),
     ]
 )
+CONNECTIONS = StructType(
+    [StructField(c, StringType()) for c in ("cluster", "consumer_group")]
+    + [
+        StructField("observed_at", TimestampType()),
+        StructField("client_host", StringType()),
+        StructField("consume_type", StringType()),
+        StructField("source_file", StringType()),
+        StructField("line_no", LongType()),
+    ]
+)
 A, B = "10.0.0.1:5000", "10.0.0.2:6000"
 
 
@@ -102,7 +112,7 @@ def test_each_regression_gets_the_first_cause_whose_evidence_holds(spark):
         ],
         QUEUE_OFFSETS,
     )
-    got = with_causes(regressions, earlier, resets, mins)
+    got = with_causes(regressions, earlier, resets, mins, spark.createDataFrame([], CONNECTIONS))
     columns = ("queue_id", "detected_at", "cause", "cause_evidence", "cause_source_file", "cause_line_no", "cause_at",
                "cause_detail")  # fmt: skip
     assert rows(got, *columns) == [
@@ -136,11 +146,68 @@ def test_the_broker_min_offset_explains_a_rewind_no_line_explains(spark):
         QUEUE_OFFSETS,
     )
     no_resets = spark.createDataFrame([], RESETS)
-    got = with_causes(regressions, regressions.limit(0), no_resets, mins)
+    got = with_causes(
+        regressions, regressions.limit(0), no_resets, mins, spark.createDataFrame([], CONNECTIONS)
+    )
     assert rows(got, "detected_at", "cause", "cause_at") == [
         (at(120), "rewind_to_min", at(60)),
         (at(4000), "stale_commit", None),
     ]
+
+
+def connection(seconds, group, host, consume_type="CONSUME_PASSIVELY", line=4):
+    return ("c1", group, at(seconds), host, consume_type, f"consumerConnection-{group}.txt", line)
+
+
+def test_the_groups_membership_tells_a_seek_from_a_stale_commit(spark):
+    regressions = spark.createDataFrame(
+        [
+            regression(
+                0, 100, 50, host=B, previous=A, previous_at=at(90), group="pull"
+            ),  # a pull group seeks
+            regression(1, 100, 50, host=B, previous=A, previous_at=at(90), group="push"),  # B had left
+            regression(2, 100, 50, host=A, previous=B, previous_at=at(90), group="push"),  # A is in: moved
+            regression(3, 100, 50, host=B, previous=A, previous_at=at(90), group="gone"),  # output too old
+            regression(4, 100, 50, evidence="snapshot_pair", group="pull"),  # a snapshot: no client's doing
+        ],
+        REGRESSIONS,
+    )
+    connections = spark.createDataFrame(
+        [
+            connection(-3000, "pull", A, "CONSUME_PASSIVELY"),  # an earlier output: not the last before
+            connection(60, "pull", A, "CONSUME_ACTIVELY"),
+            connection(30, "push", B, line=4),  # B was there, then left
+            connection(60, "push", A, line=4),
+            connection(60, "push", "10.0.0.3:7000", line=5),
+            connection(-3600, "gone", A),
+        ],
+        CONNECTIONS,
+    )
+    none = spark.createDataFrame([], RESETS)
+    got = with_causes(
+        regressions, regressions.limit(0), none, spark.createDataFrame([], QUEUE_OFFSETS), connections
+    )
+    columns = (
+        "queue_id",
+        "cause",
+        "cause_evidence",
+        "cause_source_file",
+        "cause_line_no",
+        "cause_at",
+        "cause_detail",
+    )
+    assert rows(got, *columns) == [
+        (0, "client_seek", "bronze/group_connections", "consumerConnection-pull.txt", 4, at(60),
+         "the group consumed by pull (CONSUME_ACTIVELY at 2026-11-21 10:01:00): its commits may move back"),
+        (1, "stale_commit", "bronze/group_connections", "consumerConnection-push.txt", 4, at(60),
+         f"{B} was not among the group's 2 clients at 2026-11-21 10:01:00: it no longer owned the queue"),
+        (2, "stale_commit", "silver/offset_commits_replayed", None, None, at(90),
+         f"the queue was last committed by {B} at 2026-11-21 10:01:30: {A} no longer held it"),
+        (3, "stale_commit", "silver/offset_commits_replayed", None, None, at(90),
+         f"the queue was last committed by {A} at 2026-11-21 10:01:30: {B} no longer held it"),
+        (4, "failover", "bronze/offset_snapshots", "file-4", None, at(100),
+         "snapshot holds 50, below the previous snapshot's 60"),
+    ]  # fmt: skip
 
 
 def test_the_causes_are_the_documented_codes():
