@@ -4,6 +4,7 @@
 |----------------|----------------------------------------------|---------------------------------|----------------|
 | snapshots      | ``snapshots/{cluster}/{broker}/{time}/*``    | offset_snapshots, delay_offsets | snapshots      |
 | commits        | ``commits/{cluster}/**/*.jsonl*``            | offset_commits                  | the commit log |
+| connections    | ``progress/{cluster}/{time}/consumerConnection-*.txt`` | group_connections     |                |
 | progress       | ``progress/{cluster}/{time}/*.txt``          | queue_offsets                   |                |
 | broker_logs    | ``broker_logs/{cluster}/{broker}/**/*.log*`` | offset_commits, offset_resets   | logged commits |
 | client_logs    | ``client_logs/{cluster}/**/*.log*``          | offset_commits                  | logged commits |
@@ -22,7 +23,7 @@ from collections.abc import Mapping
 from jobs.io.checked_commits import CheckedCommitWriter
 from jobs.io.lake import Lake
 from jobs.io.landing import LandedFile
-from jobs.sources import broker_logs, client_logs, client_offsets, commits, progress, snapshots
+from jobs.sources import broker_logs, client_logs, client_offsets, commits, connections, progress, snapshots
 from jobs.sources.collector import Collector, ParseContext, SourceOutput, finish
 from jobs.sources.source import COMMIT_LOG, LOGGED_COMMITS, REPLAYED_EVIDENCE, SNAPSHOTS, Source
 from schemas.config import ConfigError, Settings
@@ -30,6 +31,8 @@ from schemas.config import ConfigError, Settings
 SOURCES: tuple[Source, ...] = (
     snapshots.SOURCE,
     commits.SOURCE,
+    # before progress: its outputs are saved beside consumerProgress's
+    connections.SOURCE,
     progress.SOURCE,
     broker_logs.SOURCE,
     client_logs.SOURCE,

@@ -6,7 +6,8 @@ times (stale commits after a rebalance, admin resets, failovers to a slave). It 
 
     <landing>/snapshots/<cluster>/<broker>/<time>/consumerOffset.json[.bak]
     <landing>/commits/<cluster>/<broker>/<yyyy-mm-dd>/<hh>.jsonl[.gz]
-    <landing>/progress/<cluster>/<time>/consumerProgress-<group>.txt, topicStatus-<topic>.txt
+    <landing>/progress/<cluster>/<time>/consumerProgress-<group>.txt, topicStatus-<topic>.txt,
+                                        consumerConnection-<group>.txt
     <landing>/broker_logs/<cluster>/<broker>/broker.log
     <landing>/client_logs/<cluster>/<client ip>/rocketmq_client.log
     <landing>/_simulation_manifest.json
@@ -21,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from jobs.tools.simulator.commits import write_commits
+from jobs.tools.simulator.connections import write_connections
 from jobs.tools.simulator.effects import PATHS, mark_visibility
 from jobs.tools.simulator.events import sort_for_writing
 from jobs.tools.simulator.logs import notifyme_lines, write_broker_logs, write_client_logs
@@ -52,6 +54,7 @@ def simulate(spec: SimulationSpec, landing: Path) -> SimulationManifest:
         by_path = {PATHS[p]: int(n) for p, n in enumerate(np.bincount(ordered.path, minlength=len(PATHS)))}
     snapshot_files, bak_files = write_snapshots(model, landing, commit_ms_by_broker, run.committed)
     progress_files = write_progress(model, landing, run.max_offset)
+    connection_files = write_connections(model, landing)
     broker_logs = write_broker_logs(model, landing, run.effects.broker_lines + notify)
     client_logs = (
         write_client_logs(model, landing, run.events, run.effects.client_lines)
@@ -73,6 +76,7 @@ def simulate(spec: SimulationSpec, landing: Path) -> SimulationManifest:
         snapshot_files=snapshot_files,
         snapshot_bak_files=bak_files,
         progress_files=progress_files,
+        connection_files=connection_files,
         broker_log_files=broker_logs,
         notifyme_lines=len(notify),
         client_log_files=client_logs,

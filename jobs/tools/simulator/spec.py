@@ -247,6 +247,8 @@ class SimulationManifest(_Model):
     snapshot_files: int
     snapshot_bak_files: int
     progress_files: int
+    # mqadmin consumerConnection outputs, written at the progress times
+    connection_files: int = 0
     broker_log_files: int
     notifyme_lines: int
     client_log_files: int

@@ -8,6 +8,8 @@ it reads the same landed files as the ingest stage, with DuckDB alone, into
     ref_offset_snapshots  consumerOffset.json and .bak entries (bronze/offset_snapshots)
     ref_queue_offsets     mqadmin consumerProgress / topicStatus rows (bronze/queue_offsets)
     ref_offset_resets     reset and correction lines of broker.log (bronze/offset_resets)
+    ref_group_connections mqadmin consumerConnection outputs (bronze/group_connections), each
+                          document read by the product's own parser (free text, not lines)
 
 It reads what the simulator writes and nothing else: uncompressed files in the default
 landing layout, valid records only (the reference has no quarantine; the comparison
@@ -17,14 +19,19 @@ checks that the lake quarantined nothing), the 5.x ``consumerProgress`` layout w
 
 from __future__ import annotations
 
+import hashlib
+from datetime import datetime
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 
 from jobs.tools.bench.oracle.files import bound, landed_files, lines_source, path_part
 from jobs.tools.bench.oracle.logs import load_log_commits, load_resets
 from jobs.tools.bench.oracle.sql_text import key_kind_macro, literal
+from pipelines.ingest.consumer_connection import group_from_file_name, parse_consumer_connection
 from schemas.config import Settings
+from schemas.tables import GROUP_CONNECTIONS
 
 PROGRESS_ROW = r"^(\S+)\s+(\S+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(-?\d+)\s+(\d+)\s+(N/A|\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})\s*$"
 STATUS_ROW = r"^(\S+)\s+(\d+)\s+(\d+)\s+(\d+)\s*(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3})?\s*$"
@@ -127,6 +134,44 @@ def load_queue_offsets(con: duckdb.DuckDBPyConnection, landing: Path) -> None:
     )
 
 
+def _connection_rows(landing: Path, source_file: str) -> list[dict]:
+    path = Path(source_file)
+    content = path.read_bytes()
+    document = parse_consumer_connection(content.decode("utf-8"), group_from_file_name(path.name))
+    cluster, stamp = path.relative_to(landing).parts[1:3]
+    shared = {
+        "cluster": cluster,
+        "observed_at": datetime.fromisoformat(stamp),
+        "consumer_group": document.consumer_group,
+        "consume_type": document.consume_type,
+        "message_model": document.message_model,
+        "consume_from_where": document.consume_from_where,
+        "topics": ",".join(document.topics) or None,
+        "source_file": source_file,
+        "_file_hash": hashlib.sha256(content).hexdigest(),
+    }
+    clients = [
+        {"client_id": c.client_id, "client_host": c.client_addr, "language": c.language,
+         "client_version": c.version, "is_online": document.is_online, "line_no": c.line_no}
+        for c in document.clients
+    ]  # fmt: skip
+    offline = {"is_online": False, "line_no": document.not_online_line_no}
+    return [{**shared, **client} for client in clients or [offline]]
+
+
+def load_group_connections(con: duckdb.DuckDBPyConnection, landing: Path) -> None:
+    """ref_group_connections: one row per client of each consumerConnection output."""
+    files = landed_files(landing, "progress/*/*/consumerConnection-*.txt")
+    rows = [row for f in files for row in _connection_rows(landing, f)]
+    schema = pa.schema(
+        [f for f in GROUP_CONNECTIONS.arrow_schema if f.name not in ("_ingest_run_id", "observed_date")]
+    )
+    table = pa.Table.from_pylist(rows, schema=schema)
+    con.register("connection_rows", table)
+    con.execute("CREATE TABLE ref_group_connections AS SELECT * FROM connection_rows")
+    con.unregister("connection_rows")
+
+
 def load_inputs(con: duckdb.DuckDBPyConnection, landing: Path, settings: Settings) -> None:
     """Every ref_* bronze table from ``landing`` (see the module docstring)."""
     con.execute(key_kind_macro())
@@ -138,3 +183,4 @@ def load_inputs(con: duckdb.DuckDBPyConnection, landing: Path, settings: Setting
     load_snapshots(con, landing)
     load_queue_offsets(con, landing)
     load_resets(con, landing, settings)
+    load_group_connections(con, landing)

@@ -26,6 +26,7 @@ REFERENCE_TABLES = {
     "bronze/offset_snapshots": "ref_offset_snapshots",
     "bronze/queue_offsets": "ref_queue_offsets",
     "bronze/offset_resets": "ref_offset_resets",
+    "bronze/group_connections": "ref_group_connections",
     "silver/offset_commits_replayed": "ref_offset_commits_replayed",
     "silver/stored_offset_timeline": "ref_stored_offset_timeline",
     "silver/offset_regressions": "ref_offset_regressions",

@@ -31,9 +31,11 @@ from jobs.tools.bench.oracle.sql_text import literal
 from pipelines.replay.events import CORROBORATION_WINDOW_SECONDS, REPLAYED_SNAPSHOT_SOURCES
 from pipelines.replay.explain import (
     CAUSES,
+    CONNECTION_MAX_AGE_SECONDS,
     CORRECTION_KINDS,
     LOOKBACK_SECONDS,
     MIN_OFFSET_MAX_AGE_SECONDS,
+    PULL,
     RESET_KINDS,
     SLACK_SECONDS,
 )
@@ -231,9 +233,33 @@ def _candidates_sql() -> str:
             FROM ref_queued_regressions g
             WHERE evidence IN ('snapshot_pair', 'snapshot_behind_commit')
         )
-        SELECT * FROM logged
-        UNION ALL SELECT regression_row, rank, source_file, line_no, cause_at, detail FROM minimum WHERE is_equal
-        UNION ALL SELECT * FROM observed
+        ), outputs AS (
+            SELECT cluster, consumer_group, observed_at, source_file, max(consume_type) AS consume_type,
+                   list(DISTINCT client_host) FILTER (WHERE client_host IS NOT NULL) AS hosts, min(line_no) AS line_no
+            FROM ref_group_connections GROUP BY ALL
+        ), membership AS (
+            SELECT {row}, g.client_host, o.*
+            FROM ref_queued_regressions g
+            JOIN outputs o
+              ON g.cluster = o.cluster AND g.consumer_group = o.consumer_group AND g.evidence = 'commit'
+             AND o.observed_at <= g.detected_at
+             AND o.observed_at >= g.detected_at - INTERVAL {CONNECTION_MAX_AGE_SECONDS} SECOND
+            QUALIFY row_number() OVER (PARTITION BY {row} ORDER BY o.observed_at DESC, o.source_file DESC) = 1
+        )
+        SELECT regression_row, rank, 1 AS strength, NULL AS evidence, source_file, line_no, cause_at, detail
+        FROM logged
+        UNION ALL SELECT regression_row, rank, 1, NULL, source_file, line_no, cause_at, detail FROM minimum WHERE is_equal
+        UNION ALL SELECT regression_row, rank, 1, NULL, source_file, line_no, cause_at, detail FROM observed
+        UNION ALL
+        SELECT regression_row, {rank["client_seek"]}, 1, NULL, source_file, line_no, observed_at,
+               format('the group consumed by pull ({PULL} at {{}}): its commits may move back', {_when("observed_at")})
+        FROM membership WHERE consume_type = '{PULL}'
+        UNION ALL
+        SELECT regression_row, {rank["stale_commit"]}, 0, 'bronze/group_connections', source_file, line_no, observed_at,
+               format('{{}} was not among the group''s {{:d}} clients at {{}}: it no longer owned the queue',
+                      client_host, len(hosts), {_when("observed_at")})
+        FROM membership
+        WHERE coalesce(consume_type, '') <> '{PULL}' AND client_host IS NOT NULL AND NOT list_contains(hosts, client_host)
     """
 
 
@@ -245,17 +271,18 @@ def _explained_sql() -> str:
             SELECT * FROM ref_cause_candidates
             QUALIFY row_number() OVER (
                 PARTITION BY regression_row
-                ORDER BY rank, cause_at DESC NULLS LAST, source_file NULLS FIRST, line_no NULLS FIRST,
+                ORDER BY rank, strength, cause_at DESC NULLS LAST, source_file NULLS FIRST, line_no NULLS FIRST,
                          detail NULLS FIRST) = 1
         ), named AS (
             SELECT g.*, coalesce(list_extract({[c.name for c in CAUSES]}, c.rank + 1), 'unexplained') AS cause,
-                   c.source_file AS cause_source_file, c.line_no AS cause_line_no, c.cause_at, c.detail AS cause_detail
+                   c.evidence AS chosen_evidence, c.source_file AS cause_source_file, c.line_no AS cause_line_no,
+                   c.cause_at, c.detail AS cause_detail
             FROM ref_queued_regressions g LEFT JOIN chosen c USING (regression_row)
         )
         SELECT {QUEUE}, detected_at, "offset", stored_offset, regression_size, messages_consumed_twice, evidence,
                client_host, commit_evidence,
                commit_path, key_kind, observation_seq, source_file, cause,
-               CASE cause {evidence} END AS cause_evidence, cause_source_file, CAST(cause_line_no AS BIGINT) AS cause_line_no,
+               coalesce(chosen_evidence, CASE cause {evidence} END) AS cause_evidence, cause_source_file, CAST(cause_line_no AS BIGINT) AS cause_line_no,
                cause_at, cause_detail, detected_date
         FROM named
     """
