@@ -56,6 +56,11 @@ def _column(condition: Condition, parts: dict[str, Column]) -> Column:
     return text == parts["group"]
 
 
+def client_state_group(consumer_group: Column, client_id: Column) -> Column:
+    """schemas.keys.client_state_group as a column: ``<group>@<clientIP>@<instance>``."""
+    return F.concat(consumer_group, F.lit("@"), client_id)
+
+
 def key_kind(topic: Column, consumer_group: Column) -> Column:
     """The kind of each key: retry, pop_retry, dlq, system, broadcast or normal (schemas.keys.KEY_KIND_RULES)."""
     parts = {

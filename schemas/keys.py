@@ -4,6 +4,11 @@ A key splits on its **first** ``@``: ``%RETRY%g@g`` -> topic ``%RETRY%g``, group
 5.x proxy broadcast key ``t@g@broadcast`` -> topic ``t``, group ``g@broadcast``. Nothing is
 dropped: retry, dead-letter, system and broadcast keys are kept and marked in ``key_kind``.
 
+One kind no key has: ``broadcast_client``, a broadcasting consumer's own state (its
+``offsets.json``: ``~/.rocketmq_offsets/<clientIP>@<instance>/<group>/``). Each client instance
+keeps its own offset of every queue, so the replay reads it as a group of its own, named
+``<group>@<clientIP>@<instance>`` (:func:`client_state_group`).
+
 The classification is declared once, as data (:data:`KEY_KIND_RULES`: the first rule that
 holds names the kind), and rendered for each engine that needs it: plain Python here
 (:func:`key_kind_of`), Spark columns (:func:`pipelines.keys.key_kind`) and the benchmark
@@ -20,7 +25,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-KEY_KINDS = ("normal", "retry", "pop_retry", "dlq", "system", "broadcast")
+KEY_KINDS = ("normal", "retry", "pop_retry", "dlq", "system", "broadcast", "broadcast_client")
+CLIENT_STATE_KIND = "broadcast_client"
 
 RETRY_PREFIX = "%RETRY%"
 DLQ_PREFIX = "%DLQ%"
@@ -130,3 +136,12 @@ def key_kind_of(topic: str, consumer_group: str) -> str:
     """The kind of the key ``topic@consumer_group`` (see the module docstring)."""
     parts = {"topic": topic, "group": consumer_group, "retried_group": topic[len(RETRY_PREFIX) :]}
     return next((kind for kind, condition in KEY_KIND_RULES if _holds(condition, parts)), OTHERWISE)
+
+
+def client_state_group(consumer_group: str, client_id: str) -> str:
+    """The group a broadcasting client's own offsets are replayed under (see the module docstring).
+
+    >>> client_state_group("billing", "10.0.0.5@DEFAULT")
+    'billing@10.0.0.5@DEFAULT'
+    """
+    return f"{consumer_group}@{client_id}"

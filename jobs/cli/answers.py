@@ -1,4 +1,4 @@
-"""The run summary's answers for the interval: lag in seconds, produce against consume, status."""
+"""The run summary's answers for the interval: lag in seconds, produce against consume, status, membership."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pyspark.sql import functions as F
 
 from jobs.io.lake import Lake
 from jobs.stages.context import ReplayInterval
-from schemas.tables import CONSUME_THROUGHPUT, CONSUMER_LAG_BY_GROUP, CONSUMER_STATUS
+from schemas.tables import CONSUME_THROUGHPUT, CONSUMER_LAG_BY_GROUP, CONSUMER_STATUS, GROUP_CONNECTIONS
 
 _SHOWN = 5
 
@@ -71,10 +71,42 @@ def _status_lines(lake: Lake, interval: ReplayInterval) -> list[str]:
     return lines
 
 
+def _membership_lines(lake: Lake, interval: ReplayInterval) -> list[str]:
+    """Who was in each group (mqadmin consumerConnection outputs of the interval), and how it consumed."""
+    outputs = lake.read(GROUP_CONNECTIONS, start=interval.replayed_from, end=interval.replayed_to)
+    groups = (
+        outputs.groupBy("cluster", "consumer_group")
+        .agg(
+            F.countDistinct("observed_at").alias("outputs"),
+            F.countDistinct("client_id").alias("clients"),
+            F.sum(F.col("is_online").cast("int")).alias("online_rows"),
+            F.max("consume_type").alias("consume_type"),
+        )
+        .orderBy("cluster", "consumer_group")
+        .collect()
+    )
+    if not groups:
+        return []
+    pull = [g for g in groups if g.consume_type == "CONSUME_ACTIVELY"]
+    lines = [
+        f"Group membership (consumerConnection): {len(groups)} groups, {sum(g.clients for g in groups):,} client "
+        f"instances seen, {len(pull)} consuming by pull (their backward commits are seeks)"
+    ]
+    for g in [*pull, *(g for g in groups if not g.online_rows)][:_SHOWN]:
+        how = "pull" if g.consume_type == "CONSUME_ACTIVELY" else "never online"
+        lines.append(f"  {g.cluster} {g.consumer_group}: {how}, {g.clients} clients over {g.outputs} outputs")
+    return lines
+
+
 def answer_lines(lake: Lake, interval: ReplayInterval | None) -> list[str]:
     """What the gold answers say about ``interval`` (nothing before the marts were built)."""
     if interval is None or not all(
         lake.exists(t) for t in (CONSUMER_LAG_BY_GROUP, CONSUME_THROUGHPUT, CONSUMER_STATUS)
     ):
         return []
-    return [*_oldest_lag_lines(lake, interval), *_rate_lines(lake, interval), *_status_lines(lake, interval)]
+    return [
+        *_oldest_lag_lines(lake, interval),
+        *_rate_lines(lake, interval),
+        *_status_lines(lake, interval),
+        *_membership_lines(lake, interval),
+    ]

@@ -15,6 +15,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_type
 from pyspark.sql.types import StructField, StructType
 
+from pipelines.keys import client_state_group
 from pipelines.replay.kernel import (
     FILE_ID,
     QUEUE_ID,
@@ -24,6 +25,7 @@ from pipelines.replay.kernel import (
     STATE_TYPES,
     replay_batches,
 )
+from schemas.keys import CLIENT_STATE_KIND
 from schemas.tables import QUEUE_KEY
 
 # The replay's rows carry the queue key and the landed file as integers (see EventIds):
@@ -42,16 +44,28 @@ SNAPSHOT_RANK, COMMIT_RANK = 0, 1
 # commit seen twice; it is kept in bronze as corroboration and replayed once.
 CORROBORATION_WINDOW_SECONDS = 1
 REPLAYED_SNAPSHOT_SOURCES = ("main", "bak", "lmq", "lmq_bak")
+CLIENT_STATE_SOURCE = "client_offsets"  # a broadcasting client's offsets.json (the ingest chose main or .bak)
 
 
 def replayed_snapshots(snapshots: DataFrame, snapshot_files: DataFrame) -> DataFrame:
     """The bronze snapshot rows to replay: those of the files the ingest's .bak rule marks as
     replayed (bronze/snapshot_files ``is_replayed``: every main file, and a ``.bak`` only where
     no healthy main file of its snapshot landed; a ``.bak`` beside its main file is one persist
-    older and would read as a false decrease). Client offsets are not broker snapshots."""
+    older and would read as a false decrease), and broadcasting clients' own offsets.
+
+    A client's offsets are its state, not the broker's: each client instance's are replayed
+    as a group of its own (schemas.keys.client_state_group), ``key_kind`` ``broadcast_client``."""
     replayed = snapshot_files.where(F.col("is_replayed")).select("source_file", "_file_hash")
-    broker_files = snapshots.where(F.col("snapshot_source").isin(*REPLAYED_SNAPSHOT_SOURCES))
-    return broker_files.join(F.broadcast(replayed), on=["source_file", "_file_hash"], how="left_semi")
+    broker_files = snapshots.where(F.col("snapshot_source").isin(*REPLAYED_SNAPSHOT_SOURCES)).join(
+        F.broadcast(replayed), on=["source_file", "_file_hash"], how="left_semi"
+    )
+    clients = snapshots.where(F.col("snapshot_source") == CLIENT_STATE_SOURCE).withColumns(
+        {
+            "consumer_group": client_state_group(F.col("consumer_group"), F.col("client_id")),
+            "key_kind": F.lit(CLIENT_STATE_KIND),
+        }
+    )
+    return broker_files.unionByName(clients)
 
 
 def without_corroborating_logs(commits: DataFrame, broadcast_logged: bool = False) -> DataFrame:

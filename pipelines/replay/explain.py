@@ -9,7 +9,7 @@ The rules, one table (:data:`CAUSES`, in order: the first that holds decides):
 | ``rewind_to_min`` | the offset equals the queue's min offset the broker reported last (``topicStatus``), at most ``MIN_OFFSET_MAX_AGE_SECONDS`` before | bronze/queue_offsets |
 | ``client_seek`` | a commit of a group whose last ``mqadmin consumerConnection`` output before it (at most ``CONNECTION_MAX_AGE_SECONDS``) says ``CONSUME_ACTIVELY``: a pull or lite-pull consumer commits with ``increaseOnly=false`` and may seek back on purpose | bronze/group_connections |
 | ``stale_commit`` | a commit by a client host absent from the group's last consumerConnection output before it (it had left the group: the strongest evidence); else a commit whose queue was last committed by another client (the queue had moved: a rebalance), or by the same client at a higher offset | bronze/group_connections, else the previous commit (silver/offset_commits_replayed) |
-| ``failover`` | a snapshot below the previous snapshot, or below a commit it should hold: the broker's table itself went back | the snapshot (bronze/offset_snapshots) |
+| ``failover`` | a broker snapshot below the previous snapshot, or below a commit it should hold: the broker's table itself went back (a broadcasting client's own offsets going back are left unexplained) | the snapshot (bronze/offset_snapshots) |
 | ``unexplained`` | none of these | none |
 
 A 5.x server-side reset overwrites the broker's table without a commit: the reset line is the
@@ -33,6 +33,7 @@ from functools import reduce
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
+from schemas.keys import CLIENT_STATE_KIND
 from schemas.tables import QUEUE_KEY
 
 LOOKBACK_SECONDS = 600
@@ -243,7 +244,10 @@ def _observed(regressions: DataFrame) -> list[DataFrame]:
     ).otherwise(
         F.format_string("below the client's own previous commit at %s", _when(F.col("g._previous_commit_at")))
     )  # fmt: skip
-    failed_over = g.where(F.col("g.evidence").isin(*SNAPSHOT_EVIDENCE))
+    # a broadcasting client's own offsets going back is no broker's failover
+    failed_over = g.where(
+        F.col("g.evidence").isin(*SNAPSHOT_EVIDENCE) & (F.col("g.key_kind") != CLIENT_STATE_KIND)
+    )
     failover_detail = F.when(
         F.col("g.evidence") == "snapshot_pair",
         F.format_string("snapshot holds %d, below the previous snapshot's %d", F.col("g.offset"), F.col("g.stored_offset")),

@@ -128,7 +128,8 @@ GROUP_CONNECTIONS = TableSpec(
         "one row per (saved mqadmin consumerConnection output, client connected); "
         "a group the tool found not online: one row without a client"
     ),
-    keys=("_file_hash", "line_no"),
+    # a group's membership often repeats itself byte for byte: the file's path tells two outputs apart
+    keys=("source_file", "_file_hash", "line_no"),
     event_time="observed_at",
     partition_by=("observed_date",),
     schema=fields(

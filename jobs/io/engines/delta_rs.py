@@ -16,6 +16,7 @@ the requested range, and hand the rest to Spark's Parquet reader.
 from __future__ import annotations
 
 import json
+import logging
 import shutil
 import time
 import uuid
@@ -26,7 +27,7 @@ from urllib.parse import unquote
 import pyarrow as pa
 import pyarrow.dataset as pads
 import pyarrow.parquet as pq
-from deltalake import CommitProperties, DeltaTable, Transaction
+from deltalake import CommitProperties, DeltaTable, Schema, Transaction
 from deltalake.transaction import AddAction, RemoveAction
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -35,6 +36,8 @@ from pyspark.sql.types import DateType, IntegerType, LongType, TimestampType
 from jobs.io.engines import LakeError, TableMaintenance, check_retention, rows_in_range
 from schemas.instants import parse_utc, utc
 from schemas.tables import TableSpec
+
+log = logging.getLogger(__name__)
 
 WRITES_DIR = "_offsetlake_writes"
 # Delta's default delta.logRetentionDuration: log files older than this go at a log clean-up
@@ -129,6 +132,19 @@ def _parse_stat(value) -> datetime | None:
     return utc(value) if isinstance(value, datetime) else parse_utc(str(value))
 
 
+def _with_new_columns(table: DeltaTable, spec: TableSpec) -> DeltaTable:
+    """``table`` with the columns ``spec`` declares and a lake written by an earlier version lacks,
+    added as nullable (a commit's files carry them, but only the table's schema makes them visible
+    to readers); the rows written before hold null there."""
+    stored = {f.name for f in table.schema().fields}
+    new = [f for f in spec.arrow_schema if f.name not in stored]
+    if new:
+        log.info("%s: adding the columns %s to the stored table", spec.path, [f.name for f in new])
+        added = Schema.from_arrow(pa.schema([f.with_nullable(True) for f in new])).fields
+        table.alter.add_columns(added)
+    return table
+
+
 class DeltaRsEngine:
     def __init__(self, spark: SparkSession):
         self.spark = spark
@@ -140,7 +156,7 @@ class DeltaRsEngine:
     def _table(self, path: str, spec: TableSpec) -> DeltaTable:
         local = _local_path(path)
         if DeltaTable.is_deltatable(str(local)):
-            return DeltaTable(str(local))
+            return _with_new_columns(DeltaTable(str(local)), spec)
         local.mkdir(parents=True, exist_ok=True)
         return DeltaTable.create(
             str(local),

@@ -38,7 +38,8 @@ class NativeDeltaEngine:
         return rows_in_range(self.spark.read.format("delta").load(path), spec, start, end).count()
 
     def _writer(self, df: DataFrame, spec: TableSpec, mode: str):
-        writer = df.write.format("delta").mode(mode)
+        # columns a table written by an earlier version lacks join its schema
+        writer = df.write.format("delta").mode(mode).option("mergeSchema", "true")
         if spec.partition_by:
             writer = writer.partitionBy(*spec.partition_by)
         return writer.option("description", spec.grain)

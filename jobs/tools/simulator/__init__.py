@@ -2,7 +2,7 @@
 
 :func:`simulate` models clusters of 4.x and 5.x brokers, producers, consumer groups
 whose clients share queues and commit every 5 s, and injects regressions at known
-times (stale commits after a rebalance, admin resets, failovers to a slave). It writes::
+times (stale commits after a rebalance, admin resets, failovers to a slave, a pull client's seek). It writes::
 
     <landing>/snapshots/<cluster>/<broker>/<time>/consumerOffset.json[.bak]
     <landing>/commits/<cluster>/<broker>/<yyyy-mm-dd>/<hh>.jsonl[.gz]
@@ -54,7 +54,7 @@ def simulate(spec: SimulationSpec, landing: Path) -> SimulationManifest:
         by_path = {PATHS[p]: int(n) for p, n in enumerate(np.bincount(ordered.path, minlength=len(PATHS)))}
     snapshot_files, bak_files = write_snapshots(model, landing, commit_ms_by_broker, run.committed)
     progress_files = write_progress(model, landing, run.max_offset)
-    connection_files = write_connections(model, landing)
+    connection_files = write_connections(model, landing, run.plan.pull_groups)
     broker_logs = write_broker_logs(model, landing, run.effects.broker_lines + notify)
     client_logs = (
         write_client_logs(model, landing, run.events, run.effects.client_lines)

@@ -21,7 +21,7 @@ from pipelines.ingest.consumer_connection import (
 CLIENT_VERSION = {"4": "V4_9_7", "5": "V5_3_2"}
 
 
-def _document(model: Model, group: int, tick: int, layout: str) -> ConnectionDocument:
+def _document(model: Model, group: int, tick: int, layout: str, pull: bool) -> ConnectionDocument:
     topology, inc = model.topology, model.incarnations
     spec = topology.groups[group]
     members = [
@@ -38,7 +38,7 @@ def _document(model: Model, group: int, tick: int, layout: str) -> ConnectionDoc
         consumer_group=spec.name,
         clients=clients,
         topics=tuple(topics),
-        consume_type="CONSUME_PASSIVELY",
+        consume_type="CONSUME_ACTIVELY" if pull else "CONSUME_PASSIVELY",
         message_model="CLUSTERING",
         consume_from_where="CONSUME_FROM_LAST_OFFSET",
         is_online=bool(clients),
@@ -46,8 +46,9 @@ def _document(model: Model, group: int, tick: int, layout: str) -> ConnectionDoc
     )
 
 
-def write_connections(model: Model, landing: Path) -> int:
-    """Every group's consumerConnection output at every progress time; returns the file count."""
+def write_connections(model: Model, landing: Path, pull_groups: list[int]) -> int:
+    """Every group's consumerConnection output at every progress time (``pull_groups`` consume
+    by pull, the others by push); returns the file count."""
     spec, topology = model.spec, model.topology
     if spec.progress_interval is None:
         return 0
@@ -61,7 +62,7 @@ def write_connections(model: Model, landing: Path) -> int:
         folder_name = iso_second(int(model.tick_ms(tick)))
         for g, group in enumerate(topology.groups):
             layout = layouts[group.cluster]
-            text = render_consumer_connection(_document(model, g, tick, layout), layout)
+            text = render_consumer_connection(_document(model, g, tick, layout, g in pull_groups), layout)
             folder = landing / "progress" / topology.cluster_names[group.cluster] / folder_name
             folder.mkdir(parents=True, exist_ok=True)
             (folder / f"consumerConnection-{group.name}.txt").write_bytes(text.encode())

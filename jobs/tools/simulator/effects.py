@@ -16,6 +16,7 @@ import numpy as np
 from jobs.tools.simulator.incidents import (
     CLIENT_RESET_DELAY_MS,
     CORRECTION_BACK_MS,
+    SEEK_BACK_MS,
     FailoverPlan,
     ResetPlan,
     RewindPlan,
@@ -128,10 +129,12 @@ def apply_resets(
     ``changed`` (pair x tick: the stored offset changed during the tick) is updated.
     """
     rng, rewind_rng = generator(model.spec.seed, "resets"), generator(model.spec.seed, "rewinds")
+    seek_rng = generator(model.spec.seed, "seeks")  # its own stream: the other rewinds choose as before
     timed = [(p.admin_ms, 0, p) for p in plans] + [(p.at_ms, 1, p) for p in rewinds]
     for _, kind, plan in sorted(timed, key=lambda item: item[:2]):
         if kind:
-            _apply_rewind(model, plan, max_offset, changed, effects, rewind_rng)
+            chooser = seek_rng if plan.kind == "client_seek" else rewind_rng
+            _apply_rewind(model, plan, max_offset, changed, effects, chooser)
         else:
             _apply_reset(model, plan, max_offset, changed, effects, rng)
 
@@ -183,7 +186,8 @@ def _apply_rewind(
 ) -> None:
     """The client holding one queue of the group commits an older offset (``increaseOnly=false``)
     and consumes from it: the broker's ``PULL_OFFSET_MOVED`` correction to where the queue was
-    ``CORRECTION_BACK_MS`` earlier (logged by the broker first), or the queue's min offset."""
+    ``CORRECTION_BACK_MS`` earlier (logged by the broker first), the queue's min offset, or a
+    pull client's own seek to where the queue was ``SEEK_BACK_MS`` earlier (nothing logged)."""
     topology, inc = model.topology, model.incarnations
     tick = model.tick_of(plan.at_ms)
     topic = topology.groups[plan.group].topic
@@ -194,7 +198,8 @@ def _apply_rewind(
     if plan.kind == "rewind_to_min":
         targets = min_offsets(topology, model.max_offset_initial)[queues]
     else:
-        targets = max_offset[queues, max(0, tick - math.ceil(CORRECTION_BACK_MS / model.step_ms))]
+        back = SEEK_BACK_MS if plan.kind == "client_seek" else CORRECTION_BACK_MS
+        targets = max_offset[queues, max(0, tick - math.ceil(back / model.step_ms))]
     before = np.array([_stored_before(model, changed, int(p), tick) for p in pairs], dtype=np.int64)
     held = (model.owner[pairs, tick] >= 0) & changed[pairs, tick] & (targets < before)
     if not held.any():

@@ -13,7 +13,10 @@ cluster, at fixed fractions of its window:
 - 30%: the broker corrects a client's pull offset (``PULL_OFFSET_MOVED``) to where the queue
   was 20 minutes earlier, and the client commits it (``pull_offset_moved``);
 - 70%: a client commits the queue's min offset (a timed-out offset fetch read as -1, as in
-  RocketMQ issue 2708) and consumes everything the broker keeps again (``rewind_to_min``).
+  RocketMQ issue 2708) and consumes everything the broker keeps again (``rewind_to_min``);
+- 50%: in the cluster's pull group (one group no stale commit touches, whose consumerConnection
+  outputs say ``CONSUME_ACTIVELY``), a client seeks one queue back ten minutes and commits it
+  (``client_seek``: a pull consumer commits with ``increaseOnly=false``).
 
 Each incident's kind names the cause the pipeline should find for it (``Incident.cause``).
 
@@ -40,6 +43,8 @@ RESET_BEFORE_SNAPSHOT_MS = 30_000
 STALE_AT, RESETS_AT, FAILOVER_AT = 0.2, (0.4, 0.6), 0.8  # fractions of a round
 CORRECTION_AT, REWIND_AT = 0.3, 0.7
 CORRECTION_BACK_MS = 20 * 60_000
+SEEK_AT = 0.5
+SEEK_BACK_MS = 10 * 60_000
 
 
 @dataclass(frozen=True)
@@ -63,7 +68,7 @@ class RewindPlan:
     """A client commits an older offset of one queue of ``group``: the broker's correction, or the min offset."""
 
     incident_id: str
-    kind: str  # pull_offset_moved | rewind_to_min
+    kind: str  # pull_offset_moved | rewind_to_min | client_seek
     group: int
     at_ms: int
 
@@ -86,6 +91,7 @@ class IncidentPlan:
     resets: list[ResetPlan] = field(default_factory=list)
     rewinds: list[RewindPlan] = field(default_factory=list)
     failovers: list[FailoverPlan] = field(default_factory=list)
+    pull_groups: list[int] = field(default_factory=list)  # groups consuming by pull (CONSUME_ACTIVELY)
     busy_ticks: dict[int, list[int]] = field(default_factory=dict)  # cluster -> incident ticks
 
 
@@ -189,8 +195,31 @@ def plan_incidents(
             if failover is not None:
                 plan.failovers.append(failover)
                 busy.append(failover.tick)
+    _seeks(spec, topology, plan, grid, rounds, window)
     _clean_restarts(spec, topology, plan, grid)
     return plan
+
+
+def _seeks(
+    spec: SimulationSpec, topology: Topology, plan: IncidentPlan, grid: Grid, rounds: int, window: int
+) -> None:
+    """Each cluster's pull group (the last busy group no stale commit touches: a pull group's
+    backward commits are seeks) and a seek of one of its queues per round (their own random
+    stream: the other incidents stay where they were)."""
+    rng = generator(spec.seed, "seeks")
+    stale = {p.group for p in plan.stale}
+    for c in range(len(topology.cluster_names)):
+        candidates = [g for g in _busy_groups(topology, c) if g not in stale]
+        if not rounds or not candidates:
+            continue
+        group = candidates[-1]
+        plan.pull_groups.append(group)
+        for r in range(rounds):
+            tick = max(1, int(r * window + SEEK_AT * window))
+            plan.rewinds.append(
+                RewindPlan(f"seek-{c + 1}-{r + 1}", "client_seek", group, grid.instant_ms(tick, rng))
+            )
+            plan.busy_ticks.setdefault(c, []).append(tick)
 
 
 def _failover(

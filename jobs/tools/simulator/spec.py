@@ -19,7 +19,13 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 BrokerVersion = Literal["4.9.8", "5.3.3"]
 IncidentKind = Literal[
-    "stale_commit", "client_reset", "server_reset", "failover", "pull_offset_moved", "rewind_to_min"
+    "stale_commit",
+    "client_reset",
+    "server_reset",
+    "failover",
+    "pull_offset_moved",
+    "rewind_to_min",
+    "client_seek",
 ]
 # the cause the pipeline should find for each kind (pipelines.replay.explain's codes)
 CAUSE_OF_KIND = {
@@ -29,6 +35,7 @@ CAUSE_OF_KIND = {
     "failover": "failover",
     "pull_offset_moved": "server_correction",
     "rewind_to_min": "rewind_to_min",
+    "client_seek": "client_seek",
 }
 # Pairs committed per group: 8 queues on each of 2 brokers plus the retry queue on each.
 _PAIRS_PER_BENCH_GROUP = 18

@@ -285,3 +285,22 @@ def test_a_range_the_statistics_settle_is_counted_without_reading_a_file(spark, 
         lake.row_count(SPEC, start=ts(21, 9, 30), end=ts(21, 10, 41)) == 3
     )  # the first file straddles the start
     assert read == [1]
+
+
+def test_a_column_a_later_version_declares_joins_a_table_an_earlier_one_wrote(spark, lake):
+    earlier = TableSpec(
+        layer=SPEC.layer,
+        name=SPEC.name,
+        grain=SPEC.grain,
+        keys=SPEC.keys,
+        event_time=SPEC.event_time,
+        partition_by=SPEC.partition_by,
+        schema=StructType([f for f in SPEC.schema.fields if f.name != "offset"]),
+    )
+    lake.append(earlier, spark.createDataFrame([("a", ts(21, 10), 0, date(2026, 11, 21))], earlier.schema))
+    lake.replace_range(SPEC, frame(spark, [row("b", ts(22, 1), 7)]), ts(22, 0), ts(23, 0))
+
+    table = DeltaTable(lake.path(SPEC))
+    assert [f.name for f in table.schema().fields] == [*earlier.columns, "offset"]
+    arrow = table.to_pyarrow_table().sort_by("event_id").to_pylist()
+    assert [(r["event_id"], r["offset"]) for r in arrow] == [("a", None), ("b", 7)]

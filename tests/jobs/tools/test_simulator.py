@@ -24,6 +24,7 @@ from jobs.tools.simulator.progress import (
 from jobs.tools.simulator.run import build_run
 from jobs.tools.simulator.snapshots import render_offset_table
 from jobs.tools.simulator.topology import allocate_averagely, build_topology
+from pipelines.ingest.consumer_connection import group_from_file_name, parse_consumer_connection
 from schemas.records import CommitEvent
 from tests.jobs.tools.simulator_helpers import (
     assert_notifyme_lines_match,
@@ -243,7 +244,7 @@ def test_commits_never_exceed_the_max_offset():
 def test_each_client_commits_increase_except_across_resets(landing, manifest):
     resets = {}
     for i in manifest.incidents:
-        if i.kind in ("client_reset", "server_reset", "pull_offset_moved", "rewind_to_min"):
+        if i.kind in ("client_reset", "server_reset", "pull_offset_moved", "rewind_to_min", "client_seek"):
             resets.setdefault((i.broker, i.topic, i.consumer_group, i.queue_id), []).append(i.occurred_at)
     sequences = {}
     for row in sorted(read_commits(landing), key=lambda r: r["at"]):
@@ -270,6 +271,7 @@ def test_manifest_incidents_are_exactly_the_notifyme_lines(landing, manifest):
         "failover",
         "pull_offset_moved",
         "rewind_to_min",
+        "client_seek",
     }
 
 
@@ -384,3 +386,23 @@ def test_busy_broker_day_has_2000_keys_of_8_queues():
 def test_inconsistent_specs_are_rejected_with_a_reason(change, message):
     with pytest.raises(ValidationError, match=message):
         SimulationSpec(**{**TINY.model_dump(), **change})
+
+
+def test_connection_outputs_name_the_members_and_the_pull_group_that_seeks(landing, manifest):
+    outputs = sorted((landing / "progress").glob("*/*/consumerConnection-*.txt"))
+    assert len(outputs) == manifest.connection_files > 0
+    seeks = [i for i in manifest.incidents if i.kind == "client_seek"]
+    assert seeks and all(i.cause == "client_seek" and i.has_notifyme for i in seeks)
+    consume_types = {}
+    for path in outputs:
+        document = parse_consumer_connection(path.read_text(), group_from_file_name(path.name))
+        consume_types.setdefault(document.consumer_group, set()).add(document.consume_type)
+        assert document.is_online == bool(document.clients)
+    pull = {g for g, types in consume_types.items() if types == {"CONSUME_ACTIVELY"}}
+    assert {i.consumer_group for i in seeks} == pull
+    # a seeking client was in its group when it sought back: the seek is the group's own doing
+    for seek in seeks:
+        before = [p for p in outputs if p.name == f"consumerConnection-{seek.consumer_group}.txt"
+                  and p.parent.name <= seek.occurred_at.strftime("%Y-%m-%dT%H:%M:%SZ")]  # fmt: skip
+        members = parse_consumer_connection(before[-1].read_text()).clients
+        assert seek.client_host in {c.client_addr for c in members}

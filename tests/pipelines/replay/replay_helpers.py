@@ -41,6 +41,7 @@ SNAPSHOT_SCHEMA = StructType(
         StructField("snapshot_source", StringType()),
         StructField("source_file", StringType()),
         StructField("_file_hash", StringType()),
+        StructField("client_id", StringType()),
     ]
 )
 
@@ -84,6 +85,7 @@ def snapshot(seconds, offset, *, queue=0, source="main", group="g"):
         source,
         f"snap/{seconds}/{name}",
         f"h-snap/{seconds}/{name}",
+        None,
     )
 
 

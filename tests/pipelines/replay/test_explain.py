@@ -31,6 +31,7 @@ REGRESSIONS = StructType(
         StructField("source_file", StringType()),
         StructField("_previous_commit_at", TimestampType()),
         StructField("_previous_commit_host", StringType()),
+        StructField("key_kind", StringType()),
     ]
 )
 RESETS = StructType(
@@ -68,10 +69,19 @@ A, B = "10.0.0.1:5000", "10.0.0.2:6000"
 
 
 def regression(
-    queue, seconds, offset, *, evidence="commit", host=A, previous=None, previous_at=None, group="h"
+    queue,
+    seconds,
+    offset,
+    *,
+    evidence="commit",
+    host=A,
+    previous=None,
+    previous_at=None,
+    group="h",
+    kind="normal",
 ):
     return ("c1", "broker-a", "t", group, queue, at(seconds), evidence, f"1|f|{seconds}", offset, offset + 10,
-            host if evidence == "commit" else None, f"file-{queue}", previous_at, previous)  # fmt: skip
+            host if evidence == "commit" else None, f"file-{queue}", previous_at, previous, kind)  # fmt: skip
 
 
 def reset(seconds, kind, *, client=None, new_offset=None, topic="t", group="h", line=1):
@@ -169,6 +179,10 @@ def test_the_groups_membership_tells_a_seek_from_a_stale_commit(spark):
             regression(2, 100, 50, host=A, previous=B, previous_at=at(90), group="push"),  # A is in: moved
             regression(3, 100, 50, host=B, previous=A, previous_at=at(90), group="gone"),  # output too old
             regression(4, 100, 50, evidence="snapshot_pair", group="pull"),  # a snapshot: no client's doing
+            # a broadcasting client's own offsets going back: no broker failed over
+            regression(
+                5, 100, 50, evidence="snapshot_pair", group="pull@10.0.0.5@DEFAULT", kind="broadcast_client"
+            ),
         ],
         REGRESSIONS,
     )
@@ -207,6 +221,7 @@ def test_the_groups_membership_tells_a_seek_from_a_stale_commit(spark):
          f"the queue was last committed by {A} at 2026-11-21 10:01:30: {B} no longer held it"),
         (4, "failover", "bronze/offset_snapshots", "file-4", None, at(100),
          "snapshot holds 50, below the previous snapshot's 60"),
+        (5, "unexplained", None, None, None, None, None),
     ]  # fmt: skip
 
 

@@ -13,7 +13,15 @@ from pipelines.replay import replay
 from pipelines.replay.events import FILE_KEY, EventIds, build_events, replayed_snapshots
 from schemas.tables import QUEUE_KEY
 from tests.frames import rows
-from tests.pipelines.replay.replay_helpers import at, commit, empty_seed, frames, snapshot
+from tests.pipelines.replay.replay_helpers import (
+    COMMIT_SCHEMA,
+    SNAPSHOT_SCHEMA,
+    at,
+    commit,
+    empty_seed,
+    frames,
+    snapshot,
+)
 
 REPLAYED = (
     "committed_at",
@@ -398,3 +406,40 @@ def test_the_kept_state_holds_what_the_four_tables_read_and_no_seed_state(spark)
         "previous_commit_host",
     ]
     assert rows(result.commits, *REPLAYED) == [(at(20), 90, 120, "commit", 120, True, 30)]
+
+
+def test_each_broadcasting_client_replays_its_own_offsets_beside_the_brokers_table(spark):
+    def client(seconds, offset, client_id):
+        return (*snapshot(seconds, offset, source="client_offsets")[:8], "client_offsets",
+                f"client_offsets/c1/{seconds}/{client_id}/g/offsets.json", None, client_id)  # fmt: skip
+
+    snaps = spark.createDataFrame(
+        [
+            snapshot(0, 100),
+            client(0, 40, "10.0.0.5@DEFAULT"),
+            client(300, 70, "10.0.0.5@DEFAULT"),
+            client(600, 20, "10.0.0.5@DEFAULT"),  # the client's own offset went back
+            client(300, 65, "10.0.0.6@DEFAULT"),
+        ],
+        SNAPSHOT_SCHEMA,
+    )
+    files = snaps.where(F.col("snapshot_source") == "main").select(
+        "cluster", "broker", "snapshot_at", F.lit("consumer_offsets").alias("document_kind"), "snapshot_source",
+        "source_file", "_file_hash", F.lit(None).cast("string").alias("document_status"),
+    )  # fmt: skip
+    commits = spark.createDataFrame([], COMMIT_SCHEMA)
+    result = replay(commits, replayed_snapshots(snaps, select_snapshot_files(files)), empty_seed(spark))
+    assert rows(
+        result.timeline, "consumer_group", "key_kind", "observed_at", "stored_offset", "consumed_increment"
+    ) == [
+        ("g", "normal", at(0), 100, 0),
+        ("g@10.0.0.5@DEFAULT", "broadcast_client", at(0), 40, 0),
+        ("g@10.0.0.5@DEFAULT", "broadcast_client", at(300), 70, 30),
+        ("g@10.0.0.5@DEFAULT", "broadcast_client", at(600), 20, 0),
+        ("g@10.0.0.6@DEFAULT", "broadcast_client", at(300), 65, 0),
+    ]
+    assert rows(
+        result.regressions, "consumer_group", "detected_at", "offset", "stored_offset", "evidence"
+    ) == [
+        ("g@10.0.0.5@DEFAULT", at(600), 20, 70, "snapshot_pair"),
+    ]

@@ -40,6 +40,7 @@ from pipelines.replay.explain import (
     SLACK_SECONDS,
 )
 from pipelines.replay.kernel import SNAPSHOT_SETTLE_SECONDS
+from schemas.keys import CLIENT_STATE_KIND
 
 QUEUE = "cluster, broker, topic, consumer_group, queue_id"
 ORDER = "event_at, event_rank, source_file, line_rank"
@@ -231,8 +232,7 @@ def _candidates_sql() -> str:
                                     {_when("previous_commit_at")})
                    END
             FROM ref_queued_regressions g
-            WHERE evidence IN ('snapshot_pair', 'snapshot_behind_commit')
-        )
+            WHERE evidence IN ('snapshot_pair', 'snapshot_behind_commit') AND key_kind <> '{CLIENT_STATE_KIND}'
         ), outputs AS (
             SELECT cluster, consumer_group, observed_at, source_file, max(consume_type) AS consume_type,
                    list(DISTINCT client_host) FILTER (WHERE client_host IS NOT NULL) AS hosts, min(line_no) AS line_no
