@@ -168,7 +168,11 @@ def load_group_connections(con: duckdb.DuckDBPyConnection, landing: Path) -> Non
     )
     table = pa.Table.from_pylist(rows, schema=schema)
     con.register("connection_rows", table)
-    con.execute("CREATE TABLE ref_group_connections AS SELECT * FROM connection_rows")
+    # instants as UTC wall times, as every ref_* table holds them
+    con.execute(
+        "CREATE TABLE ref_group_connections AS "
+        "SELECT * REPLACE (CAST(observed_at AS TIMESTAMP) AS observed_at) FROM connection_rows"
+    )
     con.unregister("connection_rows")
 
 

@@ -1,0 +1,73 @@
+"""Broadcasting consumers end to end: each client's own offsets.json replayed as its own state,
+with lag and status from the brokers' topicStatus outputs."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from jobs.io.lake import Lake
+from jobs.stages.runner import run_stages
+from jobs.tools.simulator.progress import StatusRow, render_topic_status
+from schemas.config import Settings
+from schemas.tables import CONSUMER_LAG, CONSUMER_STATUS, STORED_OFFSET_TIMELINE
+from tests.frames import rows
+
+START = datetime(2026, 11, 21, 10, tzinfo=UTC)
+pytestmark = pytest.mark.slow
+
+
+def _offsets_json(queues: dict[int, int]) -> str:
+    # LocalFileOffsetStore's fastjson: whole MessageQueue objects as keys
+    entries = ",".join(
+        f'{{"brokerName":"broker-a","queueId":{q},"topic":"prices"}}:{offset}' for q, offset in queues.items()
+    )
+    return f'{{"offsetTable":{{{entries}}}}}'
+
+
+def _land(landing, minutes: int, clients: dict[str, int], max_offset: int) -> None:
+    stamp = f"{START + timedelta(minutes=minutes):%Y-%m-%dT%H:%M:%SZ}"
+    for client, offset in clients.items():
+        folder = landing / "client_offsets" / "prod-1" / stamp / client / "quotes"
+        folder.mkdir(parents=True)
+        (folder / "offsets.json").write_text(_offsets_json({0: offset}))
+    status = landing / "progress" / "prod-1" / stamp / "topicStatus-prices.txt"
+    status.parent.mkdir(parents=True, exist_ok=True)
+    status.write_text(render_topic_status([StatusRow("broker-a", 0, 0, max_offset, "")], 1.0))
+
+
+def test_each_broadcasting_client_has_its_own_timeline_lag_and_status(spark, tmp_path):
+    landing, lake_root = tmp_path / "landing", tmp_path / "lake"
+    a, b = "10.0.0.5@DEFAULT", "10.0.0.6@DEFAULT"
+    _land(landing, 0, {a: 100, b: 100}, 150)
+    _land(landing, 10, {a: 140, b: 100}, 160)  # b stopped moving
+    _land(landing, 20, {a: 160, b: 100}, 170)
+    run_stages(
+        Settings(),
+        lake_root,
+        landing,
+        START,
+        START + timedelta(hours=1),
+        "b",
+        ("ingest", "replay", "marts", "publish"),
+    )
+    lake = Lake(spark, lake_root)
+    assert rows(lake.read(STORED_OFFSET_TIMELINE), "consumer_group", "observed_at", "stored_offset") == [
+        (f"quotes@{a}", START, 100),
+        (f"quotes@{a}", START + timedelta(minutes=10), 140),
+        (f"quotes@{a}", START + timedelta(minutes=20), 160),
+        (f"quotes@{b}", START, 100),
+        (f"quotes@{b}", START + timedelta(minutes=10), 100),
+        (f"quotes@{b}", START + timedelta(minutes=20), 100),
+    ]
+    assert rows(lake.read(CONSUMER_LAG), "consumer_group", "observed_at", "lag_messages") == [
+        (f"quotes@{a}", START, 50),
+        (f"quotes@{a}", START + timedelta(minutes=10), 20),
+        (f"quotes@{a}", START + timedelta(minutes=20), 10),
+        (f"quotes@{b}", START, 50),
+        (f"quotes@{b}", START + timedelta(minutes=10), 60),
+        (f"quotes@{b}", START + timedelta(minutes=20), 70),
+    ]
+    status = {r.consumer_group: r.status for r in lake.read(CONSUMER_STATUS).collect()}
+    assert set(status) == {f"quotes@{a}", f"quotes@{b}"}
