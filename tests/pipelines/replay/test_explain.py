@@ -179,6 +179,9 @@ def test_the_groups_membership_tells_a_seek_from_a_stale_commit(spark):
             regression(2, 100, 50, host=A, previous=B, previous_at=at(90), group="push"),  # A is in: moved
             regression(3, 100, 50, host=B, previous=A, previous_at=at(90), group="gone"),  # output too old
             regression(4, 100, 50, evidence="snapshot_pair", group="pull"),  # a snapshot: no client's doing
+            regression(
+                6, 100, 50, host=B, previous=A, previous_at=at(90), group="empty"
+            ),  # nobody was online
             # a broadcasting client's own offsets going back: no broker failed over
             regression(
                 5, 100, 50, evidence="snapshot_pair", group="pull@10.0.0.5@DEFAULT", kind="broadcast_client"
@@ -194,6 +197,7 @@ def test_the_groups_membership_tells_a_seek_from_a_stale_commit(spark):
             connection(60, "push", A, line=4),
             connection(60, "push", "10.0.0.3:7000", line=5),
             connection(-3600, "gone", A),
+            connection(60, "empty", None, None),  # the group was not online
         ],
         CONNECTIONS,
     )
@@ -222,6 +226,8 @@ def test_the_groups_membership_tells_a_seek_from_a_stale_commit(spark):
         (4, "failover", "bronze/offset_snapshots", "file-4", None, at(100),
          "snapshot holds 50, below the previous snapshot's 60"),
         (5, "unexplained", None, None, None, None, None),
+        (6, "stale_commit", "bronze/group_connections", "consumerConnection-empty.txt", 4, at(60),
+         f"{B} was not among the group's 0 clients at 2026-11-21 10:01:00: it no longer owned the queue"),
     ]  # fmt: skip
 
 

@@ -235,7 +235,8 @@ def _candidates_sql() -> str:
             WHERE evidence IN ('snapshot_pair', 'snapshot_behind_commit') AND key_kind <> '{CLIENT_STATE_KIND}'
         ), outputs AS (
             SELECT cluster, consumer_group, observed_at, source_file, max(consume_type) AS consume_type,
-                   list(DISTINCT client_host) FILTER (WHERE client_host IS NOT NULL) AS hosts, min(line_no) AS line_no
+                   coalesce(list(DISTINCT client_host) FILTER (WHERE client_host IS NOT NULL), []) AS hosts,
+                   min(line_no) AS line_no
             FROM ref_group_connections GROUP BY ALL
         ), membership AS (
             SELECT {row}, g.client_host, o.*
