@@ -136,16 +136,14 @@ def parse_group_connections(files: DataFrame) -> Parsed:
     document = by_file.landed.select("cluster", "observed_at", "source_file", "_file_hash", "_document.*")
     group = ["cluster", "observed_at", "consumer_group", "consume_type", "message_model",
              "consume_from_where", "topics", "is_online", "not_online_line_no", "source_file", "_file_hash"]  # fmt: skip
-    # a group with no client online is one row without a client, on the line that says so
-    clients = document.select(
-        *group, F.explode_outer(F.when(F.size("clients") > 0, F.col("clients"))).alias("client")
-    ).select(*group, "client.*")
-    landed = clients.withColumns(
-        {
-            "is_online": F.col("is_online") & F.col("client_id").isNotNull(),
-            "line_no": F.coalesce(F.col("line_no"), F.col("not_online_line_no")),
-        }
-    ).select(*_COLUMNS)
+    # a group not online is one row without a client, on the line that says so (an output
+    # whose client rows were all unreadable lands none: its lines are quarantined)
+    clients = document.select(*group, F.explode_outer("clients").alias("client")).select(*group, "client.*")
+    landed = (
+        clients.where(F.col("client_id").isNotNull() | ~F.col("is_online"))
+        .withColumn("line_no", F.coalesce(F.col("line_no"), F.col("not_online_line_no")))
+        .select(*_COLUMNS)
+    )
     unreadable_lines = document.select(
         "cluster", "source_file", "_file_hash", F.explode("rejected").alias("r")
     ).select(*[F.col(f"r.{c}") if c in ("line_no", "reason", "raw") else F.col(c) for c in REJECTED_COLUMNS])

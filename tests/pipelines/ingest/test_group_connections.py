@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 from jobs.io.snapshot_files import ClientOffsetFile, read_client_offset_files
 from pipelines.ingest.consumer_connection import (
+    CLIENT_CELLS_REASON,
     ConnectionClient,
     ConnectionDocument,
     render_consumer_connection,
@@ -31,6 +32,12 @@ ONLINE = ConnectionDocument(
 OFFLINE = ConnectionDocument("audit", (), (), None, None, None, False, (), not_online_line_no=5)
 
 
+def _cut(text: str) -> str:
+    lines = text.split("\n")
+    lines[1:3] = ["10.0.0.7@99    10.0.0.7:5000"]
+    return "\n".join(lines)
+
+
 def _land(spark, tmp_path, files: dict[str, bytes]):
     landed = []
     for name, content in files.items():
@@ -48,6 +55,8 @@ def test_each_client_is_a_row_and_a_group_not_online_is_one_row_without_a_client
             "consumerConnection-billing.txt": render_consumer_connection(ONLINE, "4").encode(),
             "consumerConnection-audit.txt": render_consumer_connection(OFFLINE, "5").encode(),
             "consumerConnection-nobody.txt": b"",
+            # its client rows cut mid-row: quarantined, and no row lands for them
+            "consumerConnection-cut.txt": _cut(render_consumer_connection(ONLINE, "4")).encode(),
             "notes.txt": b"#ClientId #ClientAddr #Language #Version\n",
         },
     )
@@ -60,5 +69,6 @@ def test_each_client_is_a_row_and_a_group_not_online_is_one_row_without_a_client
     rejected = {(r.source_file.rsplit("/", 1)[-1], r.reason) for r in parsed.rejected.collect()}
     assert rejected == {
         ("consumerConnection-nobody.txt", "empty file (0 bytes)"),
+        ("consumerConnection-cut.txt", CLIENT_CELLS_REASON),
         ("notes.txt", GROUP_UNKNOWN),
     }
