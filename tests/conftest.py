@@ -28,16 +28,18 @@ def spark(tmp_path_factory):
 
     os.environ.setdefault("OFFSETLAKE_SPARK_LOG_LEVEL", "ERROR")
     warehouse = tmp_path_factory.mktemp("warehouse")
+    # every test's pipelines share this one driver for the whole suite, where a run has a driver of
+    # its own: 2g ran out building a broadcast late in the suite (the soak), a run's own driver never did
     settings = SparkSettings(
         master="local[2]",
         app_name="offsetlake-tests",
-        driver_memory="2g",
+        driver_memory="3g",
         shuffle_partitions=2,
         conf={
             "spark.ui.enabled": "false",
             "spark.sql.warehouse.dir": str(warehouse),
             "spark.default.parallelism": "2",
-            "spark.driver.memory": "2g",
+            "spark.driver.memory": "3g",
         },
     )
     session = build_session(settings)
