@@ -1,12 +1,14 @@
-"""Read broker offset snapshots and broadcast clients' ``offsets.json`` files into Spark.
+"""Read broker offset snapshots, and files read whole (broadcast clients' ``offsets.json``, saved
+``mqadmin consumerConnection`` outputs), into Spark.
 
 The documents never come to the driver: Spark parses them, the driver only looks at
 each file's status (size, existence) and builds one small metadata row per file.
 
 ``read_snapshot_documents`` returns one row per ``SnapshotFile`` (``DOCUMENT_COLUMNS``),
 including files that are empty, missing, corrupt or binary, for
-``pipelines.ingest.snapshots`` to explode or reject. ``read_client_offset_files`` returns one
-row per ``ClientOffsetFile`` with the raw bytes for ``pipelines.ingest.client_offsets``.
+``pipelines.ingest.snapshots`` to explode or reject. ``read_whole_files`` returns one
+row per ``WholeFile`` with the raw bytes for ``pipelines.ingest.client_offsets`` and
+``pipelines.ingest.group_connections``.
 """
 
 from __future__ import annotations
@@ -99,12 +101,11 @@ class SnapshotFile:
 
 
 @dataclass(frozen=True)
-class ClientOffsetFile:
-    """One landed ``offsets.json`` (or ``.bak``) of a broadcast consumer.
-
-    The path must keep the client's layout ``.../<clientIP>@<instanceName>/<group>/offsets.json``:
-    client id and consumer group are read from it.
-    """
+class WholeFile:
+    """One landed file read whole, and its time (``snapshot_at``): a broadcast consumer's
+    ``offsets.json`` (or ``.bak``), whose path must keep the client's layout
+    ``.../<clientIP>@<instanceName>/<group>/offsets.json`` (client id and group are read from it),
+    or an ``mqadmin consumerConnection`` output."""
 
     path: str
     cluster: str
@@ -266,7 +267,7 @@ _CLIENT_META = StructType(
 )
 
 
-def read_client_offset_files(spark: SparkSession, files: list[ClientOffsetFile]) -> DataFrame:
+def read_whole_files(spark: SparkSession, files: list[WholeFile]) -> DataFrame:
     """One row per file (``CLIENT_FILE_COLUMNS``) with its raw bytes in ``content``.
 
     ``content`` is null when the file is empty, missing or unreadable (``file_size`` tells

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from jobs.io.landing import LandedFile
-from jobs.io.snapshot_files import ClientOffsetFile, read_client_offset_files
+from jobs.io.snapshot_files import WholeFile, read_whole_files
 from jobs.sources.collector import ParseContext
 from jobs.sources.source import SNAPSHOTS, Source
 from pipelines.ingest.client_offsets import explode_client_offsets
@@ -11,10 +11,8 @@ from schemas.tables import OFFSET_SNAPSHOTS
 
 
 def parse(context: ParseContext, files: list[LandedFile]) -> None:
-    client_files = [
-        ClientOffsetFile(str(f.path), f.cluster, f.event_at, context.hashes[str(f.path)]) for f in files
-    ]
-    result = explode_client_offsets(read_client_offset_files(context.spark, client_files))
+    client_files = [WholeFile(str(f.path), f.cluster, f.event_at, context.hashes[str(f.path)]) for f in files]
+    result = explode_client_offsets(read_whole_files(context.spark, client_files))
     context.collector.add(OFFSET_SNAPSHOTS, result.parsed, SOURCE.kind)
     context.collector.skipped.append(result.skipped.select("source_file", "status", "status_reason"))
 

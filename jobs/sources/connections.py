@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from jobs.io.landing import LandedFile
-from jobs.io.snapshot_files import ClientOffsetFile, read_client_offset_files
+from jobs.io.snapshot_files import WholeFile, read_whole_files
 from jobs.sources.collector import ParseContext
 from jobs.sources.source import Source
 from pipelines.ingest.group_connections import parse_group_connections
@@ -11,9 +11,8 @@ from schemas.tables import GROUP_CONNECTIONS
 
 
 def parse(context: ParseContext, files: list[LandedFile]) -> None:
-    # each output is read whole, as a client offsets file is: one document per file
-    whole = [ClientOffsetFile(str(f.path), f.cluster, f.event_at, context.hashes[str(f.path)]) for f in files]
-    parsed = parse_group_connections(read_client_offset_files(context.spark, whole))
+    whole = [WholeFile(str(f.path), f.cluster, f.event_at, context.hashes[str(f.path)]) for f in files]
+    parsed = parse_group_connections(read_whole_files(context.spark, whole))
     context.collector.add(GROUP_CONNECTIONS, parsed, SOURCE.kind)
 
 

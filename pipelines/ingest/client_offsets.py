@@ -14,7 +14,7 @@ pretty-printed over lines, which no standard JSON parser accepts::
     }
 
 ``parse_client_offsets`` reads one such text (pure Python). ``explode_client_offsets``
-applies it to the rows of ``jobs.io.snapshot_files.read_client_offset_files`` and yields
+applies it to the rows of ``jobs.io.snapshot_files.read_whole_files`` and yields
 bronze/offset_snapshots rows (``snapshot_source`` ``client_offsets``, broker from the
 key's ``brokerName``, ``client_id`` and ``consumer_group`` from the path
 ``.../<clientIP>@<instanceName>/<group>/offsets.json``).
@@ -272,7 +272,7 @@ class ClientOffsets:
 
 
 def explode_client_offsets(files: DataFrame) -> ClientOffsets:
-    """bronze/offset_snapshots rows from client offsets files (``read_client_offset_files`` rows).
+    """bronze/offset_snapshots rows from client offsets files (``read_whole_files`` rows).
 
     Per client directory and snapshot time the main ``offsets.json`` is used; its
     ``.bak`` only when the main file is missing, empty or unparseable. A .bak not used

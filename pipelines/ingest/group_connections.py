@@ -113,7 +113,7 @@ def _parse_documents(contents: pd.Series, source_files: pd.Series) -> pd.Series:
 
 
 def parse_group_connections(files: DataFrame) -> Parsed:
-    """bronze/group_connections rows from ``jobs.io.snapshot_files.read_client_offset_files``
+    """bronze/group_connections rows from ``jobs.io.snapshot_files.read_whole_files``
     rows of consumerConnection files (``snapshot_at``: the file's time), and the rejections."""
     documents = files.withColumns(
         {

@@ -65,7 +65,7 @@ class ResetPlan:
 
 @dataclass(frozen=True)
 class RewindPlan:
-    """A client commits an older offset of one queue of ``group``: the broker's correction, or the min offset."""
+    """A client commits an older offset of one queue of ``group``: the broker's correction, the min offset, or a seek."""
 
     incident_id: str
     kind: str  # pull_offset_moved | rewind_to_min | client_seek

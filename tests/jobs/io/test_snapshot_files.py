@@ -14,11 +14,11 @@ from pyspark.sql import Row
 from pyspark.sql import functions as F
 
 from jobs.io.snapshot_files import (
-    ClientOffsetFile,
     SnapshotFile,
+    WholeFile,
     _file_system_key,
-    read_client_offset_files,
     read_snapshot_documents,
+    read_whole_files,
 )
 from pipelines.ingest.client_offsets import explode_client_offsets
 from pipelines.ingest.snapshots import (
@@ -282,7 +282,7 @@ def test_client_offsets_excerpt_lands_its_four_queues(spark, real_samples, tmp_p
         real_samples / "excerpts" / "client_offsets.json__LocalFileOffsetStore__YunaiV-Blog.json", path
     )
     at = datetime(2024, 5, 1, tzinfo=UTC)
-    files = read_client_offset_files(spark, [ClientOffsetFile(str(path), "prod", at, _hash(path))])
+    files = read_whole_files(spark, [WholeFile(str(path), "prod", at, _hash(path))])
     result = explode_client_offsets(files)
     rows = result.parsed.landed.orderBy(F.col("queue_id").desc()).collect()
     common = {

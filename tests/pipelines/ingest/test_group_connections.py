@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from datetime import UTC, datetime
 
-from jobs.io.snapshot_files import ClientOffsetFile, read_client_offset_files
+from jobs.io.snapshot_files import WholeFile, read_whole_files
 from pipelines.ingest.consumer_connection import (
     CLIENT_CELLS_REASON,
     ConnectionClient,
@@ -43,8 +43,8 @@ def _land(spark, tmp_path, files: dict[str, bytes]):
     for name, content in files.items():
         path = tmp_path / name
         path.write_bytes(content)
-        landed.append(ClientOffsetFile(str(path), "c1", AT, hashlib.sha256(content).hexdigest()))
-    return parse_group_connections(read_client_offset_files(spark, landed))
+        landed.append(WholeFile(str(path), "c1", AT, hashlib.sha256(content).hexdigest()))
+    return parse_group_connections(read_whole_files(spark, landed))
 
 
 def test_each_client_is_a_row_and_a_group_not_online_is_one_row_without_a_client(spark, tmp_path):

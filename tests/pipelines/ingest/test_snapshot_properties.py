@@ -10,10 +10,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from jobs.io.snapshot_files import (
-    ClientOffsetFile,
     SnapshotFile,
-    read_client_offset_files,
+    WholeFile,
     read_snapshot_documents,
+    read_whole_files,
 )
 from pipelines.ingest.client_offsets import ClientQueueOffset, explode_client_offsets, parse_client_offsets
 from pipelines.ingest.snapshots import explode_snapshots
@@ -176,9 +176,9 @@ def test_client_offsets_files_read_back_exactly_through_spark(spark, tmp_path_fa
         path = directory / f"10.0.0.{i}@DEFAULT" / f"group_{i}" / "offsets.json"
         path.parent.mkdir(parents=True)
         path.write_text(render_client(entries, pretty=pretty), encoding="utf-8")
-        files.append(ClientOffsetFile(str(path), "prod", AT, hashlib.sha256(path.read_bytes()).hexdigest()))
+        files.append(WholeFile(str(path), "prod", AT, hashlib.sha256(path.read_bytes()).hexdigest()))
         expected += [(f"10.0.0.{i}@DEFAULT", f"group_{i}", b, t, q, o) for b, t, q, o in entries]
-    result = explode_client_offsets(read_client_offset_files(spark, files))
+    result = explode_client_offsets(read_whole_files(spark, files))
     rows = result.parsed.landed.select("client_id", "consumer_group", "broker", "topic", "queue_id", "offset")
     assert sorted(tuple(r) for r in rows.collect()) == sorted(expected)
     assert result.parsed.rejected.collect() == [] and result.skipped.collect() == []
