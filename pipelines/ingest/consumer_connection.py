@@ -9,9 +9,10 @@ rocketmq/tools/command/connection/ConsumerConnectionSubCommand.java``, 3.x under
   (and published 3.2.6 outputs) print ``Below is subscription:`` without a line break, so the
   first subscription row follows on that line; the 3.1.9 source prints it on its own line and
   a blank line before ``ConsumeType:``.
-- 4.9.3 on, unchanged through 5.3.x: a ``%-36s %-22s %-10s %s`` header ``#ClientId #ClientAddr
-  #Language #Version`` and rows, a blank line, ``Below is subscription:``, a ``%-20s %s`` header
-  ``#Topic #SubExpression`` and rows, a blank line, the three setting lines.
+- 4.9.3 on, unchanged through 5.3.x: the header ``#ClientId #ClientAddr #Language #Version``
+  and the client rows, printed ``%-36s %-22s %-10s %s``; a blank line; ``Below is subscription:``;
+  the header ``#Topic #SubExpression`` and the subscription rows,
+  printed ``%-20s %s``; a blank line; the three setting lines.
 Client ids are ``<ip>@<instance>`` (``10.0.0.5@12345``, ``10.0.0.5@DEFAULT``; clients from 4.9.3
 on ``10.0.0.5@12345#1234567890``), addresses ``<host>:<port>``, versions ``V4_9_7`` or
 ``HIGHER_VERSION``, a null cell ``null``. No cell holds a space (a SubExpression may), so rows are
