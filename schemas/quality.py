@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from schemas import tables as t
 from schemas.keys import KEY_KINDS
-from schemas.records import MAX_QUEUE_ID, OFFSET_LIMIT
+from schemas.records import CONSUME_TYPES, MAX_QUEUE_ID, MESSAGE_MODELS, OFFSET_LIMIT
 
 Severity = Literal["error", "warn"]
 
@@ -122,8 +122,6 @@ REGRESSION_CAUSES = (
     "failover",
     "unexplained",
 )
-# mqadmin consumerConnection's ConsumeType: push consumers, and pull or lite-pull ones
-CONSUME_TYPES = ("CONSUME_PASSIVELY", "CONSUME_ACTIVELY")
 _POSITIVE_SIZE = Expectation("regression_sizes_positive", "between", ("regression_size",), 1, OFFSET_LIMIT)
 
 _EVIDENCE = _codes("evidence", "commit_log", "broker_notifyme", "client_persist")
@@ -142,7 +140,7 @@ SUITES = (
     _contract(t.OFFSET_RESETS, _codes("reset_kind", *_RESET_KINDS)),
     # Levels 1..18 are the broker's default messageDelayLevel; a custom list may define more.
     _contract(t.GROUP_CONNECTIONS, _codes("consume_type", *CONSUME_TYPES),
-              _codes("message_model", "CLUSTERING", "BROADCASTING"), queue=None),
+              _codes("message_model", *MESSAGE_MODELS), queue=None),
     _contract(t.DELAY_OFFSETS, Expectation("delay_levels_in_range", "between", ("delay_level",), 1, 18, severity="warn"),
               offsets=("offset",), queue=None),
     _contract(t.OFFSET_COMMITS_REPLAYED, _POSITIVE_SIZE, _EVIDENCE, _codes("stored_before_source", "commit", "snapshot"), _KEY_KIND,

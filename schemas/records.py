@@ -24,6 +24,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator
 
+# mqadmin consumerConnection's ConsumeType and MessageModel: pull and lite-pull consumers (which
+# commit with increaseOnly=false and may seek back), push consumers, 5.x POP consumers
+PULL, PUSH, POP = "CONSUME_ACTIVELY", "CONSUME_PASSIVELY", "CONSUME_POP"
+CONSUME_TYPES = (PULL, PUSH, POP)
+MESSAGE_MODELS = ("CLUSTERING", "BROADCASTING")
 OFFSET_LIMIT = 2**53  # exclusive: offsets beyond what every JSON reader holds exactly are absurd
 MAX_QUEUE_ID = 65535
 MAX_EPOCH_MILLIS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z

@@ -29,7 +29,8 @@ def spark(tmp_path_factory):
     os.environ.setdefault("OFFSETLAKE_SPARK_LOG_LEVEL", "ERROR")
     warehouse = tmp_path_factory.mktemp("warehouse")
     # every test's pipelines share this one driver for the whole suite, where a run has a driver of
-    # its own: 2g ran out building a broadcast late in the suite (the soak), a run's own driver never did
+    # its own: with 2g the soak test ran out of memory building a broadcast late in the suite, and
+    # passed when run alone
     settings = SparkSettings(
         master="local[2]",
         app_name="offsetlake-tests",

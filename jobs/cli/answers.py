@@ -6,6 +6,7 @@ from pyspark.sql import functions as F
 
 from jobs.io.lake import Lake
 from jobs.stages.context import ReplayInterval
+from schemas.records import PULL
 from schemas.tables import CONSUME_THROUGHPUT, CONSUMER_LAG_BY_GROUP, CONSUMER_STATUS, GROUP_CONNECTIONS
 
 _SHOWN = 5
@@ -87,13 +88,13 @@ def _membership_lines(lake: Lake, interval: ReplayInterval) -> list[str]:
     )
     if not groups:
         return []
-    pull = [g for g in groups if g.consume_type == "CONSUME_ACTIVELY"]
+    pull = [g for g in groups if g.consume_type == PULL]
     lines = [
         f"Group membership (consumerConnection): {len(groups)} groups, {sum(g.clients for g in groups):,} client "
         f"instances seen, {len(pull)} consuming by pull (their backward commits are seeks)"
     ]
     for g in [*pull, *(g for g in groups if not g.online_rows)][:_SHOWN]:
-        how = "pull" if g.consume_type == "CONSUME_ACTIVELY" else "never online"
+        how = "pull" if g.consume_type == PULL else "never online"
         lines.append(f"  {g.cluster} {g.consumer_group}: {how}, {g.clients} clients over {g.outputs} outputs")
     return lines
 

@@ -39,8 +39,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-CONSUME_TYPES = ("CONSUME_ACTIVELY", "CONSUME_PASSIVELY", "CONSUME_POP")  # pull, push, 5.x pop
-MESSAGE_MODELS = ("CLUSTERING", "BROADCASTING")
+from schemas.records import CONSUME_TYPES, MESSAGE_MODELS
+
 CONSUME_FROM_WHERE = (
     "CONSUME_FROM_LAST_OFFSET",
     "CONSUME_FROM_FIRST_OFFSET",

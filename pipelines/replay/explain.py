@@ -34,13 +34,13 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from schemas.keys import CLIENT_STATE_KIND
+from schemas.records import PULL
 from schemas.tables import QUEUE_KEY
 
 LOOKBACK_SECONDS = 600
 SLACK_SECONDS = 1
 MIN_OFFSET_MAX_AGE_SECONDS = 3600
 CONNECTION_MAX_AGE_SECONDS = 3600
-PULL = "CONSUME_ACTIVELY"
 RESET_KINDS = ("reset_success", "reset_started")
 CORRECTION_KINDS = ("pull_offset_moved", "offset_too_small", "offset_overflow")
 SNAPSHOT_EVIDENCE = ("snapshot_pair", "snapshot_behind_commit")
@@ -208,7 +208,7 @@ def _membership(regressions: DataFrame, connections: DataFrame) -> list[DataFram
     )
     is_pull = F.coalesce(F.col("o.consume_type") == PULL, F.lit(False))
     seek_detail = F.format_string(
-        "the group consumed by pull (CONSUME_ACTIVELY at %s): its commits may move back",
+        f"the group consumed by pull ({PULL} at %s): its commits may move back",
         _when(F.col("o.observed_at")),
     )
     absent = (

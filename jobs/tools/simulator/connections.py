@@ -17,6 +17,7 @@ from pipelines.ingest.consumer_connection import (
     ConnectionDocument,
     render_consumer_connection,
 )
+from schemas.records import PULL, PUSH
 
 CLIENT_VERSION = {"4": "V4_9_7", "5": "V5_3_2"}
 
@@ -38,7 +39,7 @@ def _document(model: Model, group: int, tick: int, layout: str, pull: bool) -> C
         consumer_group=spec.name,
         clients=clients,
         topics=tuple(topics),
-        consume_type="CONSUME_ACTIVELY" if pull else "CONSUME_PASSIVELY",
+        consume_type=PULL if pull else PUSH,
         message_model="CLUSTERING",
         consume_from_where="CONSUME_FROM_LAST_OFFSET",
         is_online=bool(clients),

@@ -35,12 +35,12 @@ from pipelines.replay.explain import (
     CORRECTION_KINDS,
     LOOKBACK_SECONDS,
     MIN_OFFSET_MAX_AGE_SECONDS,
-    PULL,
     RESET_KINDS,
     SLACK_SECONDS,
 )
 from pipelines.replay.kernel import SNAPSHOT_SETTLE_SECONDS
 from schemas.keys import CLIENT_STATE_KIND
+from schemas.records import PULL
 
 QUEUE = "cluster, broker, topic, consumer_group, queue_id"
 ORDER = "event_at, event_rank, source_file, line_rank"
