@@ -39,14 +39,23 @@ def _input(lake: Lake, wanted: CheckInput, start: datetime, end: datetime, since
     return lake.read(wanted.table, start=since, end=end)
 
 
+def _inputs(
+    lake: Lake, check: MonitoringCheck, start: datetime, end: datetime, since: datetime
+) -> list[DataFrame]:
+    """The check's inputs; each emptied when the input its findings come from has no row in the
+    interval (the same plan over no rows: Spark reads nothing for it)."""
+    inputs = [_input(lake, i, start, end, since) for i in check.inputs]
+    found_in = check.inputs[check.found_in].table if check.found_in is not None else None
+    if found_in is not None and interval_frame(lake, found_in, start, end).isEmpty():
+        return [df.limit(0) for df in inputs]
+    return inputs
+
+
 def find_all(lake: Lake, quality: QualitySettings, start: datetime, end: datetime) -> dict[str, DataFrame]:
     """Every monitoring check's offending rows for the interval, by check name."""
     context = CheckContext(start, end, quality)
     since = start - quality.lookback
-    return {
-        check.name: check.find([_input(lake, i, start, end, since) for i in check.inputs], context)
-        for check in CHECKS
-    }
+    return {check.name: check.find(_inputs(lake, check, start, end, since), context) for check in CHECKS}
 
 
 def _column(findings: DataFrame, name: str, dtype: str) -> Column:

@@ -12,12 +12,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from jobs.quality.results import ExpectationOutcome, jsonable
 from pipelines.expectations import all_present, any_present, counted_violations, unique_subject, violations
 from schemas.quality import Expectation, Param, TableSuite
+
+_KEY_HASH = "_key_hash"
+
+
+def key_hash(keys: list[str]) -> Column:
+    """A 64-bit hash of a row's key: equal keys hash alike (nulls included)."""
+    return F.xxhash64(*keys)
 
 
 def _outcome(check_name: str, failures: list[tuple[str, int, tuple]], rows: int) -> ExpectationOutcome:
@@ -41,15 +48,25 @@ class OnePassRunner:
         return tuple({"column": subject, "value": jsonable(r.v)} for r in found)
 
     def _duplicates(self, df: DataFrame, expectation: Expectation) -> tuple[str, int, tuple]:
-        """Rows whose key another row shares (a single column's nulls, or an all-null key, not compared)."""
+        """Rows whose key another row shares (a single column's nulls, or an all-null key, not compared).
+
+        First a grouped count of a 64-bit hash of each key: a key shared by two rows shares its hash,
+        so where no hash repeats no key does, and the table's keys (long file paths among them) are
+        never shuffled. Where hashes repeat, the rows holding them are grouped by their keys
+        themselves, so a hash collision is never counted as a duplicate."""
         keys = list(expectation.columns)
         compared = df.where(
             all_present(expectation.columns) if len(keys) == 1 else any_present(expectation.columns)
         )
-        repeated = compared.groupBy(*keys).count().where(F.col("count") > 1)
+        subject = unique_subject(expectation)
+        hashed = compared.withColumn(_KEY_HASH, key_hash(keys))
+        shared = hashed.groupBy(_KEY_HASH).count().where(F.col("count") > 1).select(_KEY_HASH)
+        if shared.isEmpty():
+            return subject, 0, ()
+        candidates = hashed.join(shared, _KEY_HASH, "left_semi")
+        repeated = candidates.groupBy(*keys).count().where(F.col("count") > 1)
         summary = repeated.agg(F.sum("count").alias("rows")).collect()[0]
         rows = summary.rows or 0
-        subject = unique_subject(expectation)
         if not rows:
             return subject, 0, ()
         found = repeated.limit(self.sample_size).collect()

@@ -108,10 +108,6 @@ class Collector:
             self.skipped.append(self.spark.createDataFrame(rows, SKIPPED_SCHEMA))
 
 
-def _union(frames: list[DataFrame]) -> DataFrame:
-    return reduce(lambda a, b: a.unionByName(b), frames)
-
-
 @dataclass(frozen=True)
 class ParseContext:
     """What a source's parse needs besides its files: the session and settings, each file's

@@ -11,8 +11,8 @@
    never maintained, then on ``<workdir>/maintained``, which ``offsetlake maintain``'s work
    (:func:`jobs.stages.maintenance.maintain_tables`) follows every ``--maintain-every`` runs.
    The two lakes take turns, so whatever else the machine does falls on both alike.
-3. Prints per run and lake the wall time of the run, the active files of a few main tables and
-   the Delta log's size over all tables; appends the same to ``<workdir>/soak.jsonl``; ends with
+3. Prints per run and lake the wall time of the run, the machine's one-minute load average at
+   its end, the active files of a few main tables and the Delta log's size over all tables; appends the same to ``<workdir>/soak.jsonl``; ends with
    the median wall time of the first and the last ten runs of each lake.
 
 A soak stopped part-way (``--workdir`` kept) resumes where it stopped. All runs share one Spark
@@ -112,8 +112,9 @@ def lake_figures(lake: Path) -> dict:
 def run_line(record: dict) -> str:
     files = " ".join(f"{name} {count:>4}" for name, count in record["files"].items())
     maintained = f"  maintain {record['maintain_seconds']:.1f}s" if record.get("maintain_seconds") else ""
+    load = f"  load {record['load']:.1f}" if "load" in record else ""
     return (
-        f"run {record['run']:>4} {record['hour'][:13]} {record['lake']:<10} wall {record['seconds']:6.1f}s  "
+        f"run {record['run']:>4} {record['hour'][:13]} {record['lake']:<10} wall {record['seconds']:6.1f}s{load}  "
         f"files {files}  log {record['log_bytes'] / 1e6:6.2f} MB ({record['log_files']:>5} files){maintained}"
     )
 
@@ -158,7 +159,8 @@ def one_run(spark, settings: Settings, lake: Path, landing: Path, n: int, mainta
     began = time.perf_counter()
     context = run_stages(settings, lake, landing, start, start + HOUR, f"soak-{lake.name}-{n:04d}")
     record = {"run": n, "hour": start.isoformat(), "lake": lake.name,
-              "seconds": time.perf_counter() - began, "quality_failed": context.quality_failed}  # fmt: skip
+              "seconds": time.perf_counter() - began, "quality_failed": context.quality_failed,
+              "load": os.getloadavg()[0]}  # fmt: skip
     if lake.name == "maintained" and maintain_every and (n + 1) % maintain_every == 0:
         began = time.perf_counter()
         target = Lake(spark, lake, settings.spark.delta_engine)
@@ -169,8 +171,8 @@ def one_run(spark, settings: Settings, lake: Path, landing: Path, n: int, mainta
 
 
 def summary(records: list[dict]) -> list[str]:
-    """Per lake: the median wall time of its first and last ``EDGE_RUNS`` runs (the first run,
-    which lands the whole-run logs, left out) and its last figures."""
+    """Per lake: the median wall time and load of its first and last ``EDGE_RUNS`` runs (the first
+    run, which lands the whole-run logs, left out) and its last figures."""
     lines = []
     for name in dict.fromkeys(r["lake"] for r in records):
         runs = [r for r in records if r["lake"] == name][1:]
@@ -179,9 +181,14 @@ def summary(records: list[dict]) -> list[str]:
         first = statistics.median(r["seconds"] for r in runs[:EDGE_RUNS])
         last = statistics.median(r["seconds"] for r in runs[-EDGE_RUNS:])
         end = runs[-1]
+        loads = [
+            statistics.median(r.get("load", 0.0) for r in edge)
+            for edge in (runs[:EDGE_RUNS], runs[-EDGE_RUNS:])
+        ]
         lines.append(
             f"{name:<10} runs {runs[0]['run']}-{end['run']}: median wall first {len(runs[:EDGE_RUNS])} "
-            f"{first:.1f}s, last {len(runs[-EDGE_RUNS:])} {last:.1f}s ({last / first - 1:+.0%}); at the end "
+            f"{first:.1f}s, last {len(runs[-EDGE_RUNS:])} {last:.1f}s ({last / first - 1:+.0%}; median load "
+            f"{loads[0]:.1f}, then {loads[1]:.1f}); at the end "
             f"files {end['files']}, {end['data_files']} Parquet files on disk, "
             f"log {end['log_bytes'] / 1e6:.2f} MB in {end['log_files']} files"
         )

@@ -56,6 +56,9 @@ class MonitoringCheck:
     value_column: str
     unit: str
     find: Callable[[list[DataFrame], CheckContext], DataFrame]
+    # the input every finding comes from a row of in the audited interval: with none there, the
+    # check finds nothing, and its other inputs (a look-back over every commit) need not be read
+    found_in: int | None = None
     severity: Severity = "warn"
     # every finding is an event to tell on its own (a status change), not grouped by consumer group
     alert_per_finding: bool = False
@@ -96,7 +99,7 @@ CHECKS: tuple[MonitoringCheck, ...] = (
         "snapshot_at", "offset_difference", "messages",
         lambda inputs, c: checks.find_snapshot_commit_mismatches(
             inputs[0], inputs[1], **_interval(c), tolerance=c.quality.snapshot_commit_tolerance
-        ),
+        ), found_in=0,
     ),
     MonitoringCheck(
         "large_regressions", "a regression detected in the interval larger than the alert size",

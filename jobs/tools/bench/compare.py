@@ -20,6 +20,8 @@ from jobs.tools.bench.oracle.reference import REFERENCE_TABLES
 from schemas.tables import ALL_TABLES, REJECTED_INPUTS, TableSpec
 
 SAMPLE_ROWS = 5
+# the audit's expectation figures, compared beside the tables (jobs.tools.bench.oracle.quality)
+CHECKS_COMPARED = "quality/check_results (expectations)"
 # Columns of the lake table the reference does not derive, and why.
 NOT_COMPARED = {
     "_ingest_run_id": "identifies the run, not the data",

@@ -30,13 +30,15 @@ from jobs.cli.main import EXIT_FAILED, EXIT_OK
 from jobs.sources import patterns
 from jobs.tools.bench import commits_only
 from jobs.tools.bench.compare import compare_lake
+from jobs.tools.bench.figures import case_figures, stage_rows
 from jobs.tools.bench.incremental import can_split, incremental_figures, link_files, split_landing
 from jobs.tools.bench.lean_run import run_lean
 from jobs.tools.bench.memory import TreeSampler
+from jobs.tools.bench.oracle.quality import compare_checks
 from jobs.tools.bench.oracle.reference import compute_reference
 from jobs.tools.bench.pipeline_run import Interval, PipelineRun, run_measured, run_whole
 from jobs.tools.bench.printout import print_case, print_repeats, print_summary
-from jobs.tools.bench.report import case_figures, repeated, stage_rows, summarize, write_report
+from jobs.tools.bench.report import repeated, summarize, write_report
 from jobs.tools.bench.spark_profile import event_log_conf, profile_stages
 from jobs.tools.simulator import MANIFEST_NAME, SimulationManifest, SimulationSpec, simulate
 from schemas.config import ConfigError, Settings
@@ -224,7 +226,10 @@ def _judged(
     case_dir = lake.parent
     database = case_dir / "reference.duckdb"
     reference = compute_reference(landing, settings, database)
-    comparison = compare_lake(reference.con, lake)
+    began = time.perf_counter()
+    checks = compare_checks(reference.con, lake, settings)  # the audit's figures, computed again
+    reference.timings["quality"] = time.perf_counter() - began
+    comparison = [*compare_lake(reference.con, lake), checks]
     figures = case_figures(case, inputs, timed, lake, reference, comparison, rows_before, lean)
     figures["load_average"] = {
         "before": timed.load_before,

@@ -180,3 +180,16 @@ def test_audit_records_results_and_alerts_and_reruns_replace_them(spark, lake, t
 def test_audit_of_an_empty_interval_is_refused(spark, tmp_path):
     with pytest.raises(AuditError, match="interval is empty"):
         run_audit(Lake(spark, tmp_path / "lake", engine="delta-rs"), QualitySettings(), END, START, "run-x")
+
+
+def test_a_check_whose_findings_come_from_no_row_of_the_interval_reads_nothing(spark, lake):
+    """No snapshot between 12:00 and 13:00: the snapshot-commit check finds nothing there, and its
+    plan reads none of the commits its look-back would otherwise window (every commit of six hours)."""
+    from jobs.quality.monitoring import find_all
+
+    quiet = find_all(lake, QualitySettings(), at(12), at(13))["snapshot_commit_mismatch"]
+    assert quiet.count() == 0
+    assert "parquet" not in quiet._jdf.queryExecution().optimizedPlan().toString().lower()
+    busy = find_all(lake, QualitySettings(), START, END)["snapshot_commit_mismatch"]
+    assert busy.count() == 1
+    assert "parquet" in busy._jdf.queryExecution().optimizedPlan().toString().lower()

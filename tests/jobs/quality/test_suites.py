@@ -176,3 +176,21 @@ def test_both_engines_agree_on_every_kind_of_failure(spark):
     assert not all(o.is_success for o in ours)
     for mine, ge in zip(ours, theirs, strict=True):
         assert sorted(map(repr, mine.sample)) == sorted(map(repr, ge.sample)), mine.check_name
+
+
+def test_keys_that_share_a_hash_are_told_apart_by_the_keys_themselves(spark, monkeypatch):
+    """Uniqueness first counts a hash of each key; with a hash that gives every key the same value,
+    the outcome is still exact: duplicates are counted by the keys, never by the hash."""
+    import jobs.quality.one_pass as one_pass
+
+    rows = [{}, {}, {"queue_id": 2}, {"queue_id": 3}, {"cluster": None}, {"cluster": None}]
+    df = frame(spark, t.OFFSET_SNAPSHOTS, rows, SNAPSHOT)
+    honest = outcomes(OnePassRunner(sample_size=5), df, "bronze.offset_snapshots")["keys_unique"]
+    monkeypatch.setattr(one_pass, "key_hash", lambda keys: one_pass.F.lit(7).cast("long"))
+    colliding = outcomes(OnePassRunner(sample_size=5), df, "bronze.offset_snapshots")["keys_unique"]
+    assert (colliding.is_success, colliding.failing_rows, colliding.message) == (
+        honest.is_success,
+        honest.failing_rows,
+        honest.message,
+    )
+    assert honest.failing_rows == 4  # the two rows alike, and the two alike but for a null cluster

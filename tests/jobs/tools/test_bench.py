@@ -17,11 +17,13 @@ from jobs.console import PROGRAM_COMMANDS
 from jobs.io.lake import Lake
 from jobs.stages.runner import STAGE_NAMES
 from jobs.tools.bench import parse_sizes, run_bench
-from jobs.tools.bench.compare import compare_table
+from jobs.tools.bench.compare import CHECKS_COMPARED, compare_table
+from jobs.tools.bench.figures import STAGE_ROWS
 from jobs.tools.bench.memory import sample_tree
+from jobs.tools.bench.oracle.quality import compare_checks
 from jobs.tools.bench.oracle.reference import REFERENCE_TABLES, connect
 from jobs.tools.bench.oracle.sql_text import key_kind_macro
-from jobs.tools.bench.report import STAGE_ROWS, linearity, repeated
+from jobs.tools.bench.report import linearity, repeated
 from jobs.tools.bench.runner import BenchCase, bench
 from jobs.tools.bench.spark_profile import call_site, profile_stages
 from jobs.tools.simulator import MANIFEST_NAME, SimulationManifest, SimulationSpec, simulate
@@ -81,8 +83,14 @@ def test_reference_and_pipeline_agree_row_for_row(bench_run):
     (case,) = report["cases"]
     results = {r["table"]: (r["lake_rows"] == r["reference_rows"], r["only_in_lake"], r["only_in_reference"])
                for r in case["comparison"]["results"]}  # fmt: skip
-    assert results == dict.fromkeys([*REFERENCE_TABLES, "quarantine/rejected_inputs"], (True, 0, 0))
+    assert results == dict.fromkeys(
+        [*REFERENCE_TABLES, "quarantine/rejected_inputs", CHECKS_COMPARED], (True, 0, 0)
+    )
     assert all(case["table_rows"][t] > 0 for t in REFERENCE_TABLES)
+    (checks,) = [r for r in case["comparison"]["results"] if r["table"] == CHECKS_COMPARED]
+    # every suite of a table with a reference, less the checks on columns the reference does not derive
+    assert checks["lake_rows"] > 60
+    assert "quality" in case["duckdb"]["steps"]
     busy = _reference(
         workdir,
         f"SELECT observation, count(*) FROM ref_stored_offset_timeline WHERE cluster = '{BUSY_CLUSTER}' GROUP BY 1",
@@ -234,6 +242,30 @@ def test_comparison_detects_a_planted_difference(bench_run, tmp_path):
     assert (result.only_in_lake, result.only_in_reference, result.agrees) == (1, 2, False)
     assert result.lake_samples == [tuple(first)]
     assert sorted(result.reference_samples, key=repr) == sorted([changed, tuple(second)], key=repr)
+
+
+@pytest.mark.slow
+def test_the_audits_figures_disagree_where_the_reference_holds_other_rows(bench_run, tmp_path):
+    """A row duplicated in the reference's commits: every check of bronze.offset_commits counts
+    one row more, its key check finds two duplicated rows, and no other table's check moves."""
+    workdir, _, _, _, _ = bench_run
+    database = tmp_path / "planted.duckdb"
+    shutil.copy(workdir / CASE.name / "reference.duckdb", database)
+    con = duckdb.connect(str(database))
+    con.execute("SET TimeZone = 'UTC'")
+    con.execute("INSERT INTO ref_offset_commits SELECT * FROM ref_offset_commits LIMIT 1")
+    result = compare_checks(con, workdir / CASE.name / "lake", Settings())
+    commit_checks = {
+        name for (name,) in con.execute("SELECT check_name FROM ref_check_results").fetchall()
+        if name.startswith("bronze.offset_commits.")
+    }  # fmt: skip
+    assert len(commit_checks) == 8
+    assert not result.agrees and result.only_in_lake == result.only_in_reference == len(commit_checks)
+    assert {row[0] for row in result.reference_samples} <= commit_checks
+    (unique,) = con.execute(
+        "SELECT failing_rows, is_success FROM ref_check_results WHERE check_name = 'bronze.offset_commits.keys_unique'"
+    ).fetchall()
+    assert unique == (2, False)
 
 
 def test_key_kind_macro_classifies_like_the_pipeline():
