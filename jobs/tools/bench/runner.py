@@ -226,10 +226,10 @@ def _judged(
     case_dir = lake.parent
     database = case_dir / "reference.duckdb"
     reference = compute_reference(landing, settings, database)
+    comparison = compare_lake(reference.con, lake)
     began = time.perf_counter()
-    checks = compare_checks(reference.con, lake, settings)  # the audit's figures, computed again
+    comparison.append(compare_checks(reference.con, lake, settings))  # the audit's figures, computed again
     reference.timings["quality"] = time.perf_counter() - began
-    comparison = [*compare_lake(reference.con, lake), checks]
     figures = case_figures(case, inputs, timed, lake, reference, comparison, rows_before, lean)
     figures["load_average"] = {
         "before": timed.load_before,

@@ -157,7 +157,7 @@ def test_report_json_has_expected_fields(bench_run):
             )
             assert stage["rows_counted"] and "driver_cpu_seconds" in stage
         assert (
-            list(case["duckdb"]["steps"]) == ["read_inputs", "replay", "marts"]
+            list(case["duckdb"]["steps"]) == ["read_inputs", "replay", "marts", "quality"]
             and case["offsetlake_to_duckdb"] > 0
         )
     assert report["linearity"] is None  # one commits case only

@@ -24,6 +24,7 @@ from datetime import date, datetime
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 from deltalake import DeltaTable
 
 from jobs.quality.suites import interval_params
@@ -86,7 +87,7 @@ def _duplicated_rows(con, relation: str, expectation: Expectation, column) -> in
         f"SELECT coalesce(sum(n), 0) FROM (SELECT count(*) AS n FROM {relation} WHERE {compared} "
         f"GROUP BY {', '.join(keys)} HAVING count(*) > 1)"
     )
-    return con.execute(sql).fetchone()[0]
+    return con.execute(sql).fetchall()[0][0]
 
 
 def _since(suite: TableSuite, params: Mapping[Param, object]) -> object:
@@ -119,7 +120,7 @@ def suite_figures(
         f"(SELECT * FROM {reference} WHERE {event} >= {_literal(_since(suite, params))} "
         f"AND {event} < {_literal(params[Param.INTERVAL_END])})"
     )
-    rows = con.execute(f"SELECT count(*) FROM {relation}").fetchone()[0]
+    rows = con.execute(f"SELECT count(*) FROM {relation}").fetchall()[0][0]
     figures = []
     for expectation in suite.expectations:
         try:
@@ -128,7 +129,7 @@ def suite_figures(
             else:
                 found = predicates(expectation, params, column)
                 sums = ", ".join(f"coalesce(sum(CAST({p} AS BIGINT)), 0)" for p in found)
-                failing = max(con.execute(f"SELECT {sums} FROM {relation}").fetchone()) if rows else 0
+                failing = max(con.execute(f"SELECT {sums} FROM {relation}").fetchall()[0]) if rows else 0
         except KeyError:
             continue  # a column the reference does not derive
         figures.append((suite.check_name(expectation), rows, failing))
@@ -152,22 +153,24 @@ def last_audit(lake: Path) -> tuple[datetime, datetime] | None:
 def compute_checks(con: duckdb.DuckDBPyConnection, lake: Path, settings: Settings) -> bool:
     """``ref_check_results`` for the lake's last audited interval; False when the lake has no audit."""
     audited = last_audit(lake)
-    con.execute(
-        f"CREATE OR REPLACE TABLE {CHECKS_TABLE} (check_name VARCHAR, rows_checked BIGINT, "
-        "failing_rows BIGINT, is_success BOOLEAN)"
+    figures = []
+    if audited is not None:
+        start, end = (utc(t) for t in audited)
+        params = interval_params(
+            settings.quality, start, end, settings.replay.throughput_window, settings.status.window
+        )
+        figures = [figure for suite in SUITES for figure in suite_figures(con, suite, params) or []]
+    names, rows, failing = (
+        (list(column) for column in zip(*figures, strict=True)) if figures else ([], [], [])
     )
-    if audited is None:
-        return False
-    start, end = (utc(t) for t in audited)
-    params = interval_params(
-        settings.quality, start, end, settings.replay.throughput_window, settings.status.window
-    )
-    for suite in SUITES:
-        for name, rows, failing in suite_figures(con, suite, params) or []:
-            con.execute(
-                f"INSERT INTO {CHECKS_TABLE} VALUES (?, ?, ?, ?)", [name, rows, failing, failing == 0]
-            )
-    return True
+    checks = pa.table(
+        {"check_name": pa.array(names, pa.string()), "rows_checked": pa.array(rows, pa.int64()),
+         "failing_rows": pa.array(failing, pa.int64()), "is_success": pa.array([n == 0 for n in failing], pa.bool_())}
+    )  # fmt: skip
+    con.register("_checks", checks)
+    con.execute(f"CREATE OR REPLACE TABLE {CHECKS_TABLE} AS SELECT * FROM _checks").fetchall()
+    con.unregister("_checks")
+    return audited is not None
 
 
 def compare_checks(con: duckdb.DuckDBPyConnection, lake: Path, settings: Settings) -> TableComparison:
@@ -176,9 +179,11 @@ def compare_checks(con: duckdb.DuckDBPyConnection, lake: Path, settings: Setting
     if not compute_checks(con, lake, settings):
         return TableComparison(name, 0, 0, 0, 0, list(COMPARED))
     start, _ = last_audit(lake)
-    con.register(
-        "lake_quality_check_results", DeltaTable(str(lake / QUALITY_CHECK_RESULTS.path)).to_pyarrow_dataset()
+    # a table, not a dataset: DuckDB's filters pushed into delta-rs's dataset missed its rows
+    results = DeltaTable(str(lake / QUALITY_CHECK_RESULTS.path)).to_pyarrow_table(
+        columns=[*COMPARED, "check_kind", "interval_start"]
     )
+    con.register("lake_quality_check_results", results)
     columns = ", ".join(COMPARED)
     lake_side = (
         f"SELECT {columns} FROM lake_quality_check_results WHERE check_kind = 'expectation' "
@@ -187,7 +192,7 @@ def compare_checks(con: duckdb.DuckDBPyConnection, lake: Path, settings: Setting
     reference_side = f"SELECT {columns} FROM {CHECKS_TABLE}"
 
     def count(sql: str) -> int:
-        return con.execute(f"SELECT count(*) FROM ({sql})").fetchone()[0]
+        return con.execute(f"SELECT count(*) FROM ({sql})").fetchall()[0][0]
 
     result = TableComparison(
         name,
