@@ -81,8 +81,8 @@ def predicates(expectation: Expectation, params: Mapping[Param, object], column)
 
 def _duplicated_rows(con, relation: str, expectation: Expectation, column) -> int:
     keys = [column(c) for c in expectation.columns]
-    present = " AND " if len(keys) == 1 else " OR "
-    compared = present.join(f"{k} IS NOT NULL" for k in keys)
+    joined = " AND " if len(keys) == 1 else " OR "  # as the audit: one column's nulls, or an all-null key
+    compared = joined.join(f"{k} IS NOT NULL" for k in keys)
     sql = (
         f"SELECT coalesce(sum(n), 0) FROM (SELECT count(*) AS n FROM {relation} WHERE {compared} "
         f"GROUP BY {', '.join(keys)} HAVING count(*) > 1)"
