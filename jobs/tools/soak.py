@@ -12,8 +12,9 @@
    (:func:`jobs.stages.maintenance.maintain_tables`) follows every ``--maintain-every`` runs.
    The two lakes take turns, so whatever else the machine does falls on both alike.
 3. Prints per run and lake the wall time of the run, the machine's one-minute load average at
-   its end, the active files of a few main tables and the Delta log's size over all tables; appends the same to ``<workdir>/soak.jsonl``; ends with
-   the median wall time of the first and the last ten runs of each lake.
+   its end, the active files of a few main tables and the Delta log's size over all tables;
+   appends the same to ``<workdir>/soak.jsonl``; ends with the median wall time (and load) of
+   the first and the last ten runs of each lake.
 
 A soak stopped part-way (``--workdir`` kept) resumes where it stopped. All runs share one Spark
 session in this process, with a driver of 2 GiB (where ``offsetlake run`` starts one per run, each
