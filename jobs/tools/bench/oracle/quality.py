@@ -30,6 +30,7 @@ from deltalake import DeltaTable
 from jobs.quality.suites import interval_params
 from jobs.tools.bench.compare import CHECKS_COMPARED, TableComparison
 from jobs.tools.bench.oracle.reference import REFERENCE_TABLES
+from jobs.tools.bench.oracle.sql_text import literal
 from schemas.config import Settings
 from schemas.instants import utc
 from schemas.quality import SUITES, Expectation, Param, TableSuite
@@ -45,7 +46,7 @@ def _literal(value: object) -> str:
     if isinstance(value, date):
         return f"DATE '{value.isoformat()}'"
     if isinstance(value, str):
-        return "'" + value.replace("'", "''") + "'"
+        return literal(value)
     return repr(int(value)) if isinstance(value, bool | int) else repr(value)
 
 
@@ -150,8 +151,10 @@ def last_audit(lake: Path) -> tuple[datetime, datetime] | None:
     return pairs[-1]
 
 
-def compute_checks(con: duckdb.DuckDBPyConnection, lake: Path, settings: Settings) -> bool:
-    """``ref_check_results`` for the lake's last audited interval; False when the lake has no audit."""
+def compute_checks(
+    con: duckdb.DuckDBPyConnection, lake: Path, settings: Settings
+) -> tuple[datetime, datetime] | None:
+    """``ref_check_results`` for the lake's last audited interval; that interval, or None when the lake has no audit."""
     audited = last_audit(lake)
     figures = []
     if audited is not None:
@@ -170,15 +173,16 @@ def compute_checks(con: duckdb.DuckDBPyConnection, lake: Path, settings: Setting
     con.register("_checks", checks)
     con.execute(f"CREATE OR REPLACE TABLE {CHECKS_TABLE} AS SELECT * FROM _checks").fetchall()
     con.unregister("_checks")
-    return audited is not None
+    return audited
 
 
 def compare_checks(con: duckdb.DuckDBPyConnection, lake: Path, settings: Settings) -> TableComparison:
     """The lake's expectation results of its last audit against ``ref_check_results``, row for row."""
     name = CHECKS_COMPARED
-    if not compute_checks(con, lake, settings):
+    audited = compute_checks(con, lake, settings)
+    if audited is None:
         return TableComparison(name, 0, 0, 0, 0, list(COMPARED))
-    start, _ = last_audit(lake)
+    start, _ = audited
     # a table, not a dataset: DuckDB's filters pushed into delta-rs's dataset missed its rows
     results = DeltaTable(str(lake / QUALITY_CHECK_RESULTS.path)).to_pyarrow_table(
         columns=[*COMPARED, "check_kind", "interval_start"]
