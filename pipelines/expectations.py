@@ -18,7 +18,7 @@ from functools import reduce
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from schemas.quality import Expectation, Param
+from schemas.quality import Expectation, Param, resolve
 
 
 @dataclass(frozen=True)
@@ -28,10 +28,6 @@ class Violation:
     subject: str  # as the check's message names it: "queue_id", "observed_at vs consumer_offset_at"
     breaks: Column  # true where a row breaks it, false elsewhere (never null)
     value: Column  # what a sample of the breaking rows shows
-
-
-def _resolve(value: object, params: Mapping[Param, object]) -> object:
-    return params[value] if isinstance(value, Param) else value
 
 
 def _known(condition: Column) -> Column:
@@ -44,7 +40,7 @@ def violations(expectation: Expectation, params: Mapping[Param, object]) -> list
     if expectation.kind == "not_null":
         return [Violation(c, F.col(c).isNull(), F.col(c)) for c in columns]
     if expectation.kind == "between":
-        low, high = _resolve(expectation.min_value, params), _resolve(expectation.max_value, params)
+        low, high = resolve(expectation.min_value, params), resolve(expectation.max_value, params)
         found = []
         for c in columns:
             value = F.col(c)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import urllib.parse
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from enum import StrEnum
@@ -46,6 +47,11 @@ class Param(StrEnum):
     # start of the UTC day holding the interval's start (daily marts are rebuilt from there)
     DAY_FROM = "day_from"
     DAY_FIRST_DATE = "day_first_date"
+
+
+def resolve(value: object, params: Mapping[Param, object]) -> object:
+    """``value``, or the run's value of it when it is a :class:`Param`."""
+    return params[value] if isinstance(value, Param) else value
 
 
 @dataclass(frozen=True)

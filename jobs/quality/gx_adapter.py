@@ -18,13 +18,9 @@ from great_expectations.data_context.types.base import ProgressBarsConfig
 from pyspark.sql import DataFrame
 
 from jobs.quality.results import ExpectationOutcome, jsonable
-from schemas.quality import Expectation, Param, TableSuite
+from schemas.quality import Expectation, Param, TableSuite, resolve
 
 logging.getLogger("great_expectations").setLevel(logging.WARNING)
-
-
-def _resolve(value: object, params: Mapping[Param, object]) -> object:
-    return params[value] if isinstance(value, Param) else value
 
 
 def to_gx(expectation: Expectation, params: Mapping[Param, object]) -> list[gxe.Expectation]:
@@ -38,7 +34,7 @@ def to_gx(expectation: Expectation, params: Mapping[Param, object]) -> list[gxe.
             return [gxe.ExpectColumnValuesToBeUnique(column=columns[0], meta=meta)]
         return [gxe.ExpectCompoundColumnsToBeUnique(column_list=list(columns), meta=meta)]
     if expectation.kind == "between":
-        low, high = _resolve(expectation.min_value, params), _resolve(expectation.max_value, params)
+        low, high = resolve(expectation.min_value, params), resolve(expectation.max_value, params)
         return [
             gxe.ExpectColumnValuesToBeBetween(
                 column=c, min_value=low, max_value=high, strict_max=expectation.strict_max, meta=meta

@@ -33,7 +33,7 @@ from jobs.tools.bench.oracle.reference import REFERENCE_TABLES
 from jobs.tools.bench.oracle.sql_text import literal
 from schemas.config import Settings
 from schemas.instants import utc
-from schemas.quality import SUITES, Expectation, Param, TableSuite
+from schemas.quality import SUITES, Expectation, Param, TableSuite, resolve
 from schemas.tables import QUALITY_CHECK_RESULTS
 
 CHECKS_TABLE = "ref_check_results"
@@ -50,10 +50,6 @@ def _literal(value: object) -> str:
     return repr(int(value)) if isinstance(value, bool | int) else repr(value)
 
 
-def _resolve(value: object, params: Mapping[Param, object]) -> object:
-    return params[value] if isinstance(value, Param) else value
-
-
 def predicates(expectation: Expectation, params: Mapping[Param, object], column) -> list[str]:
     """SQL true where a row breaks ``expectation`` (one per column or pair; none for ``unique``).
     ``column(name)`` renders a column of the table."""
@@ -61,7 +57,7 @@ def predicates(expectation: Expectation, params: Mapping[Param, object], column)
     if expectation.kind == "not_null":
         return [f"{column(c)} IS NULL" for c in columns]
     if expectation.kind == "between":
-        low, high = _resolve(expectation.min_value, params), _resolve(expectation.max_value, params)
+        low, high = resolve(expectation.min_value, params), resolve(expectation.max_value, params)
         found = []
         for c in columns:
             parts = [f"{column(c)} < {_literal(low)}"] if low is not None else []
@@ -95,7 +91,7 @@ def _since(suite: TableSuite, params: Mapping[Param, object]) -> object:
     """Where the suite's rows begin: its ``event_time_in_interval`` lower bound (gold), else the interval's start."""
     for expectation in suite.expectations:
         if expectation.name == "event_time_in_interval":
-            return _resolve(expectation.min_value, params)
+            return resolve(expectation.min_value, params)
     return params[Param.INTERVAL_START]
 
 
