@@ -15,6 +15,14 @@
    its end, the active files of a few main tables and the Delta log's size over all tables;
    appends the same to ``<workdir>/soak.jsonl``; ends with the median wall time (and load) of
    the first and the last ten runs of each lake.
+4. The probe (``--probe N``): run N of hours apart, on a machine whose speed drifts and in a
+   session that ages, are not a fair comparison of a young lake with an old one. So each lake as
+   it ends and a young lake (the first ten runs, never maintained, in ``<workdir>/probe/early``,
+   made once) re-run their last interval on a fresh copy, N times each, taking turns in this
+   session. Every stage of a re-run does its whole work but the ingest, which lists the landing
+   and reads its own records and finds nothing new (the per-run lines show whether the ingest
+   grows). Prints each re-run and the medians per lake and stage; appends them to
+   ``<workdir>/probe.jsonl``.
 
 A soak stopped part-way (``--workdir`` kept) resumes where it stopped. All runs share one Spark
 session in this process, with a driver of 2 GiB (where ``offsetlake run`` starts one per run, each
@@ -30,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import sys
 import time
@@ -60,6 +69,7 @@ SHOWN_TABLES = {
     "lag": "gold/consumer_lag",
 }
 EDGE_RUNS = 10  # the runs the summary compares, at each end
+PROBE_STAGES = ("ingest", "replay", "marts", "audit", "publish")
 
 
 def soak_spec(hours: int) -> SimulationSpec:
@@ -120,9 +130,13 @@ def run_line(record: dict) -> str:
     )
 
 
-def soak(workdir: Path, runs: int, maintain_every: int, lakes: tuple[str, ...]) -> list[dict]:
-    """The soak in ``workdir``; a soak stopped part-way resumes after the last run it recorded
-    (a run it was in the middle of is redone whole, as ``offsetlake run`` redoes an interval)."""
+def soak(
+    workdir: Path, runs: int, maintain_every: int, lakes: tuple[str, ...], probes: int = 0
+) -> tuple[list[dict], list[dict]]:
+    """The soak in ``workdir`` and then ``probes`` re-runs of each lake's last interval (see
+    :func:`probe`): the runs' records and the probe's. A soak stopped part-way resumes after the
+    last run it recorded (a run it was in the middle of is redone whole, as ``offsetlake run``
+    redoes an interval)."""
     settings = soak_settings()
     workdir.mkdir(parents=True, exist_ok=True)
     source = source_landing(workdir, runs)
@@ -144,7 +158,85 @@ def soak(workdir: Path, runs: int, maintain_every: int, lakes: tuple[str, ...]) 
                 print(run_line(record), flush=True)
                 out.write(json.dumps(record) + "\n")
                 out.flush()
+    if not probes:
+        return records, []
+    last = {r["lake"]: r["run"] for r in records if r["lake"] in lakes}
+    return records, probe(settings, workdir, last, probes)
+
+
+def early_lake(settings: Settings, workdir: Path, runs: int) -> tuple[Path, Path]:
+    """A lake after the soak's first ``runs`` hourly runs, never maintained, and its landing,
+    in ``<workdir>/probe/early`` (made once: a ``done`` file marks it complete)."""
+    home = workdir / "probe" / "early"
+    lake, landing = home / "lake", home / "landing"
+    if not (home / "done").is_file():
+        shutil.rmtree(home, ignore_errors=True)
+        for n in range(runs):
+            start = START + n * HOUR
+            land_until(workdir / "source", landing, start + HOUR, settings)
+            run_stages(settings, lake, landing, start, start + HOUR, f"soak-early-{n:04d}")
+        (home / "done").write_text(f"{runs}\n")
+    return lake, landing
+
+
+def probe(settings: Settings, workdir: Path, last: dict[str, int], repeats: int,
+          early_runs: int = EDGE_RUNS) -> list[dict]:  # fmt: skip
+    """Each lake of ``last`` (its name: the last run it recorded) and a young lake re-run their
+    last interval ``repeats`` times on a fresh copy, taking turns; a record per re-run."""
+    arms = {"early": (*early_lake(settings, workdir, early_runs), early_runs - 1)}
+    for name, n in last.items():
+        # the hours landed when the lake's last run ran (the soak's landing may be an hour ahead)
+        landing = workdir / "probe" / f"landing-{name}"
+        land_until(workdir / "source", landing, START + (n + 1) * HOUR, settings)
+        arms[name] = (workdir / name, landing, n)
+    scratch = workdir / "probe" / "scratch"
+    records = []
+    with (workdir / "probe.jsonl").open("a") as out:
+        for k in range(repeats):
+            # the order reverses every other round, so neither end of a round favours one lake
+            for name in list(arms) if k % 2 == 0 else list(arms)[::-1]:
+                lake, landing, n = arms[name]
+                shutil.rmtree(scratch, ignore_errors=True)
+                shutil.copytree(lake, scratch)
+                start = START + n * HOUR
+                began = time.perf_counter()
+                context = run_stages(settings, scratch, landing, start, start + HOUR, f"probe-{name}-{k}")
+                record = {"lake": name, "runs": n + 1, "repeat": k, "seconds": time.perf_counter() - began,
+                          "load": os.getloadavg()[0], "stages": dict(context.timings)}  # fmt: skip
+                shutil.rmtree(scratch)
+                records.append(record)
+                print(probe_line(record), flush=True)
+                out.write(json.dumps(record) + "\n")
+                out.flush()
     return records
+
+
+def probe_line(record: dict) -> str:
+    stages = " ".join(f"{s} {record['stages'].get(s, 0.0):4.1f}s" for s in PROBE_STAGES)
+    return (
+        f"probe {record['lake']:<10} after {record['runs']:>4} runs  repeat {record['repeat']}  "
+        f"wall {record['seconds']:6.1f}s  load {record['load']:.1f}  {stages}"
+    )
+
+
+def probe_summary(records: list[dict]) -> list[str]:
+    """Per lake, the median wall time and stage times of its re-runs, against the young lake's."""
+    lines = []
+    medians = {}
+    for name in dict.fromkeys(r["lake"] for r in records):
+        mine = [r for r in records if r["lake"] == name]
+        medians[name] = statistics.median(r["seconds"] for r in mine)
+        stages = " ".join(
+            f"{s} {statistics.median(r['stages'].get(s, 0.0) for r in mine):.1f}s" for s in PROBE_STAGES
+        )
+        versus = (
+            f" ({medians[name] / medians['early'] - 1:+.0%} on the young lake)" if name != "early" else ""
+        )
+        lines.append(
+            f"probe {name:<10} after {mine[0]['runs']:>4} runs: median wall of {len(mine)} re-runs "
+            f"{medians[name]:.1f}s{versus}; {stages}"
+        )
+    return lines
 
 
 def soak_settings() -> Settings:
@@ -205,13 +297,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--maintain-every", type=int, default=24,
                         help="runs between two maintenances of the maintained lake (default 24: daily)")  # fmt: skip
     parser.add_argument("--lakes", choices=("both", "plain", "maintained"), default="both")
+    parser.add_argument("--probe", type=int, default=5, metavar="N",
+                        help="after the runs, re-run each lake's last interval and a young lake's N times, "
+                             "taking turns (default 5; 0: no probe)")  # fmt: skip
     args = parser.parse_args(argv)
-    if args.runs < 1 or args.maintain_every < 0:
-        parser.error("--runs must be at least 1 and --maintain-every at least 0")
+    if args.runs < 1 or args.maintain_every < 0 or args.probe < 0:
+        parser.error("--runs must be at least 1, --maintain-every and --probe at least 0")
+    if args.probe and args.runs <= EDGE_RUNS:
+        parser.error(
+            f"the probe's young lake is the first {EDGE_RUNS} runs: give --runs over {EDGE_RUNS}, or --probe 0"
+        )
     lakes = ("plain", "maintained") if args.lakes == "both" else (args.lakes,)
     print("one Spark session for every run (each run's time leaves out a JVM start)", flush=True)
-    records = soak(args.workdir.resolve(), args.runs, args.maintain_every, lakes)
-    for line in summary(records):
+    records, probed = soak(args.workdir.resolve(), args.runs, args.maintain_every, lakes, args.probe)
+    for line in summary(records) + probe_summary(probed):
         print(line)
     return 0 if not any(r["quality_failed"] for r in records) else 1
 

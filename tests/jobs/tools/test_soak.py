@@ -5,9 +5,20 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from deltalake import DeltaTable
 
 from jobs.tools.lake_compare import compare_table, delta_tables
-from jobs.tools.soak import START, land_until, run_line, soak, summary
+from jobs.tools.soak import (
+    PROBE_STAGES,
+    START,
+    land_until,
+    probe,
+    probe_summary,
+    run_line,
+    soak,
+    soak_settings,
+    summary,
+)
 from schemas.config import Settings
 
 
@@ -28,7 +39,8 @@ def test_the_landing_gets_the_files_that_begin_before_each_hours_end(tmp_path):
 
 @pytest.mark.slow
 def test_three_hourly_runs_with_and_without_maintenance_give_the_same_rows_in_fewer_files(spark, tmp_path):
-    records = soak(tmp_path, runs=3, maintain_every=2, lakes=("plain", "maintained"))
+    records, probed = soak(tmp_path, runs=3, maintain_every=2, lakes=("plain", "maintained"))
+    assert probed == []
     assert [(r["run"], r["lake"]) for r in records] == [
         (n, lake) for n in range(3) for lake in ("plain", "maintained")
     ]
@@ -44,3 +56,23 @@ def test_three_hourly_runs_with_and_without_maintenance_give_the_same_rows_in_fe
             latest = "as_of" if path == "silver/replay_checkpoints" else None
             comparison = compare_table(tmp_path / "plain", tmp_path / "maintained", path, latest_of=latest)
             assert comparison.agrees, comparison.line()
+
+
+@pytest.mark.slow
+def test_the_probe_reruns_a_lakes_last_interval_on_a_copy_beside_a_young_lake(spark, tmp_path):
+    soak(tmp_path, runs=2, maintain_every=0, lakes=("plain",))
+    publishes = tmp_path / "plain" / "ops" / "publish_runs"
+    version = DeltaTable(str(publishes)).version()
+    records = probe(soak_settings(), tmp_path, {"plain": 1}, repeats=2, early_runs=1)
+    # two rounds, the second in the reverse order; the young lake re-runs the first hour
+    assert [(r["lake"], r["runs"], r["repeat"]) for r in records] == [
+        ("early", 1, 0), ("plain", 2, 0), ("plain", 2, 1), ("early", 1, 1)
+    ]  # fmt: skip
+    assert all(set(r["stages"]) == set(PROBE_STAGES) and r["seconds"] > 0 for r in records)
+    # the re-runs touched copies: the soaked lake is as it was, and no copy is left
+    assert DeltaTable(str(publishes)).version() == version
+    assert not (tmp_path / "probe" / "scratch").exists()
+    lines = probe_summary(records)
+    assert [line.split()[1] for line in lines] == ["early", "plain"]
+    assert "on the young lake" in lines[1] and "on the young lake" not in lines[0]
+    assert (tmp_path / "probe" / "early" / "done").read_text() == "1\n"  # the young lake is made once
