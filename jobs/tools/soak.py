@@ -15,7 +15,7 @@
    its end, the active files of a few main tables and the Delta log's size over all tables;
    appends the same to ``<workdir>/soak.jsonl``; ends with the median wall time (and load) of
    the first and the last ten runs of each lake.
-4. The probe (``--probe N``): run N of hours apart, on a machine whose speed drifts and in a
+4. The probe (``--probe N``): runs taken hours apart, on a machine whose speed drifts and in a
    session that ages, are not a fair comparison of a young lake with an old one. So each lake as
    it ends and a young lake (the first ten runs, never maintained, in ``<workdir>/probe/early``,
    made once) re-run their last interval on a fresh copy, N times each, taking turns in this
@@ -27,7 +27,9 @@
 A soak stopped part-way (``--workdir`` kept) resumes where it stopped. All runs share one Spark
 session in this process, with a driver of 2 GiB (where ``offsetlake run`` starts one per run, each
 run's wall time here leaves out the JVM's start, about the same for every run): that is what makes
-hundreds of runs feasible; the figures are the growth from run to run.
+hundreds of runs feasible; the figures are the growth from run to run. A session that lasts for
+many runs can fill the driver's heap (docs/performance.md, "Soak"); run again, the soak resumes
+in a new process.
 The maintenance's vacuum keeps files removed less than a week ago (wall time, not simulated
 time), so within a soak it removes nothing: the compaction and the log's checkpoints are what
 the maintained lake gains.
@@ -54,7 +56,7 @@ from jobs.runtime.logs import attach_log_file
 from jobs.runtime.session import build_session
 from jobs.sources import patterns
 from jobs.stages.maintenance import DEFAULT_RETENTION, maintain_tables
-from jobs.stages.runner import run_stages
+from jobs.stages.runner import STAGE_NAMES, run_stages
 from jobs.tools.bench.incremental import content_begins
 from jobs.tools.simulator import MANIFEST_NAME, SimulationManifest, SimulationSpec, simulate
 from schemas.config import Settings
@@ -69,7 +71,6 @@ SHOWN_TABLES = {
     "lag": "gold/consumer_lag",
 }
 EDGE_RUNS = 10  # the runs the summary compares, at each end
-PROBE_STAGES = ("ingest", "replay", "marts", "audit", "publish")
 
 
 def soak_spec(hours: int) -> SimulationSpec:
@@ -155,9 +156,7 @@ def soak(
                     continue
                 record = one_run(spark, settings, workdir / name, landing, n, maintain_every)
                 records.append(record)
-                print(run_line(record), flush=True)
-                out.write(json.dumps(record) + "\n")
-                out.flush()
+                _keep(out, record, run_line(record))
     if not probes:
         return records, []
     last = {r["lake"]: r["run"] for r in records if r["lake"] in lakes}
@@ -205,14 +204,19 @@ def probe(settings: Settings, workdir: Path, last: dict[str, int], repeats: int,
                           "load": os.getloadavg()[0], "stages": dict(context.timings)}  # fmt: skip
                 shutil.rmtree(scratch)
                 records.append(record)
-                print(probe_line(record), flush=True)
-                out.write(json.dumps(record) + "\n")
-                out.flush()
+                _keep(out, record, probe_line(record))
     return records
 
 
+def _keep(out, record: dict, line: str) -> None:
+    """Show ``record``'s line and append it to the soak's JSON lines, as it is made."""
+    print(line, flush=True)
+    out.write(json.dumps(record) + "\n")
+    out.flush()
+
+
 def probe_line(record: dict) -> str:
-    stages = " ".join(f"{s} {record['stages'].get(s, 0.0):4.1f}s" for s in PROBE_STAGES)
+    stages = " ".join(f"{s} {record['stages'].get(s, 0.0):4.1f}s" for s in STAGE_NAMES)
     return (
         f"probe {record['lake']:<10} after {record['runs']:>4} runs  repeat {record['repeat']}  "
         f"wall {record['seconds']:6.1f}s  load {record['load']:.1f}  {stages}"
@@ -227,7 +231,7 @@ def probe_summary(records: list[dict]) -> list[str]:
         mine = [r for r in records if r["lake"] == name]
         medians[name] = statistics.median(r["seconds"] for r in mine)
         stages = " ".join(
-            f"{s} {statistics.median(r['stages'].get(s, 0.0) for r in mine):.1f}s" for s in PROBE_STAGES
+            f"{s} {statistics.median(r['stages'].get(s, 0.0) for r in mine):.1f}s" for s in STAGE_NAMES
         )
         versus = (
             f" ({medians[name] / medians['early'] - 1:+.0%} on the young lake)" if name != "early" else ""

@@ -7,9 +7,9 @@ from datetime import timedelta
 import pytest
 from deltalake import DeltaTable
 
+from jobs.stages.runner import STAGE_NAMES
 from jobs.tools.lake_compare import compare_table, delta_tables
 from jobs.tools.soak import (
-    PROBE_STAGES,
     START,
     land_until,
     probe,
@@ -68,7 +68,7 @@ def test_the_probe_reruns_a_lakes_last_interval_on_a_copy_beside_a_young_lake(sp
     assert [(r["lake"], r["runs"], r["repeat"]) for r in records] == [
         ("early", 1, 0), ("plain", 2, 0), ("plain", 2, 1), ("early", 1, 1)
     ]  # fmt: skip
-    assert all(set(r["stages"]) == set(PROBE_STAGES) and r["seconds"] > 0 for r in records)
+    assert all(set(r["stages"]) == set(STAGE_NAMES) and r["seconds"] > 0 for r in records)
     # the re-runs touched copies: the soaked lake is as it was, and no copy is left
     assert DeltaTable(str(publishes)).version() == version
     assert not (tmp_path / "probe" / "scratch").exists()
