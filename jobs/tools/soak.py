@@ -46,6 +46,7 @@ import sys
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TextIO
 
 from deltalake import DeltaTable
 
@@ -208,7 +209,7 @@ def probe(settings: Settings, workdir: Path, last: dict[str, int], repeats: int,
     return records
 
 
-def _keep(out, record: dict, line: str) -> None:
+def _keep(out: TextIO, record: dict, line: str) -> None:
     """Show ``record``'s line and append it to the soak's JSON lines, as it is made."""
     print(line, flush=True)
     out.write(json.dumps(record) + "\n")
