@@ -2,7 +2,8 @@
 
 A suite is measured in one pass over its table: every expectation but uniqueness is a row
 predicate (:func:`violations`: true where a row breaks it), and the audit sums them all in one
-aggregation; uniqueness is one grouped count of the keys. The predicates follow Great
+aggregation; uniqueness is a shuffle of a hash of each key, whose repeats each partition finds by
+sorting its hashes (:func:`repeated_hashes`). The predicates follow Great
 Expectations' semantics for the same expectations (jobs.quality.gx_adapter declares them for
 GE, and a test holds both engines to the same outcomes): a null passes every kind but
 ``not_null``; ``between`` is inclusive unless ``strict_max``; ``pair_at_least`` ignores a row
@@ -11,10 +12,12 @@ where either value is missing.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import reduce
 
+import numpy as np
+import pyarrow as pa
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
@@ -35,7 +38,7 @@ def _known(condition: Column) -> Column:
 
 
 def violations(expectation: Expectation, params: Mapping[Param, object]) -> list[Violation]:
-    """The row predicates of ``expectation`` (none for ``unique``: see :func:`duplicated_rows`)."""
+    """The row predicates of ``expectation`` (none for ``unique``: see :func:`repeated_hashes`)."""
     columns = expectation.columns
     if expectation.kind == "not_null":
         return [Violation(c, F.col(c).isNull(), F.col(c)) for c in columns]
@@ -62,6 +65,21 @@ def violations(expectation: Expectation, params: Mapping[Param, object]) -> list
     if expectation.kind == "unique":
         return []
     raise ValueError(f"unknown expectation kind {expectation.kind!r}")
+
+
+def repeated_hashes(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """``mapInArrow`` over a partition of 64-bit key hashes (one column, partitioned by its value, so
+    equal hashes meet in one partition): each hash the partition holds more than once, once.
+
+    Sorting a partition's hashes in NumPy and comparing neighbours does what a grouped count does
+    without Spark's hash map of every key (docs/experiments.md, "Uniqueness by sorted hashes")."""
+    held = list(batches)
+    if not held:
+        return
+    hashes = np.sort(np.concatenate([batch.column(0).to_numpy(zero_copy_only=False) for batch in held]))
+    repeats = np.unique(hashes[1:][hashes[1:] == hashes[:-1]])
+    if repeats.size:
+        yield pa.RecordBatch.from_arrays([pa.array(repeats, pa.int64())], held[0].schema.names[:1])
 
 
 def unique_subject(expectation: Expectation) -> str:

@@ -1,5 +1,5 @@
 """A table suite measured in one pass: every expectation's count in one aggregation, uniqueness by one
-grouped count, samples only of the expectations that failed.
+shuffle of the keys' hashes, samples only of the expectations that failed.
 
 Great Expectations' Spark engine (jobs.quality.gx_adapter) runs a Spark job per expectation
 and column, each a scan of the table: on a large interval the audit took longer than every
@@ -16,10 +16,20 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from jobs.quality.results import ExpectationOutcome, jsonable
-from pipelines.expectations import all_present, any_present, counted_violations, unique_subject, violations
+from pipelines.expectations import (
+    all_present,
+    any_present,
+    counted_violations,
+    repeated_hashes,
+    unique_subject,
+    violations,
+)
 from schemas.quality import Expectation, Param, TableSuite
 
 _KEY_HASH = "_key_hash"
+# Hashes a partition of the uniqueness check sorts in one Python worker: at 8 bytes each, tens of
+# MB, so a partition's sort stays small on any executor however large the table.
+HASHES_PER_PARTITION = 4_000_000
 
 
 def key_hash(keys: list[str]) -> Column:
@@ -47,20 +57,26 @@ class OnePassRunner:
         found = df.where(breaks).select(value.alias("v")).limit(self.sample_size).collect()
         return tuple({"column": subject, "value": jsonable(r.v)} for r in found)
 
-    def _duplicates(self, df: DataFrame, expectation: Expectation) -> tuple[str, int, tuple]:
-        """Rows whose key another row shares (a single column's nulls, or an all-null key, not compared).
+    def _duplicates(self, df: DataFrame, expectation: Expectation, rows: int) -> tuple[str, int, tuple]:
+        """Rows whose key another row shares (a single column's nulls, or an all-null key, not compared),
+        among ``df``'s ``rows``.
 
-        First a grouped count of a 64-bit hash of each key: a key shared by two rows shares its hash,
-        so where no hash repeats no key does, and the table's keys (long file paths among them) are
-        never shuffled. Where hashes repeat, the rows holding them are grouped by their keys
-        themselves, so a hash collision is never counted as a duplicate."""
+        First the repeats of a 64-bit hash of each key (pipelines.expectations.repeated_hashes): a key
+        shared by two rows shares its hash, so where no hash repeats no key does, and the table's keys
+        (long file paths among them) are never shuffled. Where hashes repeat, the rows holding them
+        are grouped by their keys themselves, so a hash collision is never counted as a duplicate."""
         keys = list(expectation.columns)
         compared = df.where(
             all_present(expectation.columns) if len(keys) == 1 else any_present(expectation.columns)
         )
         subject = unique_subject(expectation)
         hashed = compared.withColumn(_KEY_HASH, key_hash(keys))
-        shared = hashed.groupBy(_KEY_HASH).count().where(F.col("count") > 1).select(_KEY_HASH)
+        partitions = -(-rows // HASHES_PER_PARTITION)
+        shared = (
+            hashed.select(_KEY_HASH)
+            .repartition(partitions, _KEY_HASH)
+            .mapInArrow(repeated_hashes, f"{_KEY_HASH} long")
+        )
         if shared.isEmpty():
             return subject, 0, ()
         candidates = hashed.join(shared, _KEY_HASH, "left_semi")
@@ -99,7 +115,7 @@ class OnePassRunner:
         outcomes = []
         for expectation, found in measured:
             if expectation.kind == "unique":
-                failures = [self._duplicates(df, expectation)]
+                failures = [self._duplicates(df, expectation, rows)]
             else:
                 failures = []
                 for v in found:
