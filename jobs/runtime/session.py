@@ -71,7 +71,6 @@ def _base_conf(settings: SparkSettings) -> dict[str, str]:
         "spark.sql.optimizer.plannedWrite.enabled": "false",
         "spark.sql.maxConcurrentOutputFileWriters": str(CONCURRENT_WRITERS),
         "spark.hadoop.mapreduce.fileoutputcommitter.marksuccessfuljobs": "false",
-        "spark.hadoop.parquet.enable.summary-metadata": "false",
         "spark.sql.legacy.timeParserPolicy": "CORRECTED",
         "spark.ui.showConsoleProgress": "false",
     }
