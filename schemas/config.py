@@ -61,6 +61,14 @@ class SparkSettings(_Model):
     # None: built from the driver's packages and cached (jobs.runtime.shipping); "none": ship
     # none, executors run their own PYSPARK_PYTHON (an image with the dependencies installed).
     executor_environment: str | None = None
+    # The just-in-time compiler of a driver JVM started here (the embedded master). "startup"
+    # stops at its quick tier (C1): a process over little data spends most of its life warming
+    # up, and the optimising tier competes with the work for the cores. "throughput" compiles
+    # hot code fully, which a large input needs. "auto": "startup" for a run or stage given an
+    # interval of at most ``startup_jit_interval`` (an hourly task), "throughput" otherwise
+    # (docs/experiments.md, "A quick-start compiler for short intervals").
+    jit: Literal["auto", "startup", "throughput"] = "auto"
+    startup_jit_interval: timedelta = Field(default=timedelta(hours=2), ge=timedelta(0))
     conf: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("master")

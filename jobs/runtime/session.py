@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 from pyspark import SparkConf, SparkContext
@@ -27,6 +28,9 @@ EMBEDDED_MASTER = "local[*]"
 # over HotSpot's 8,000-byte limit for compiling one; such a method runs in the bytecode
 # interpreter for the whole job (docs/experiments.md, "Huge generated methods compiled").
 JIT_OPTIONS = "-XX:-DontCompileHugeMethods"
+# A short process over little data: the quick tier only (SparkSettings.jit, "startup";
+# docs/experiments.md, "A quick-start compiler for short intervals").
+STARTUP_JIT_OPTIONS = "-XX:TieredStopAtLevel=1"
 # A batch job on a few cores wants throughput, not G1's short pauses: less CPU and a smaller
 # heap in these stages (docs/experiments.md, "The parallel garbage collector").
 GC_OPTIONS = "-XX:+UseParallelGC"
@@ -86,6 +90,22 @@ def _embedded_conf(settings: SparkSettings) -> dict[str, str]:
     }
 
 
+def quick_start(settings: SparkSettings, interval: timedelta | None) -> bool:
+    """Whether a driver JVM started for a run over ``interval`` (None: open or unknown) should
+    compile for a quick start rather than for throughput (SparkSettings.jit)."""
+    if settings.jit != "auto":
+        return settings.jit == "startup"
+    return interval is not None and interval <= settings.startup_jit_interval
+
+
+def driver_java_options(settings: SparkSettings, interval: timedelta | None) -> str:
+    """The options of a local driver JVM started here, for a run over ``interval``."""
+    derby = "-Dderby.system.home=" + _scratch_dir()
+    archive = class_archive.java_options(class_archive.archive_path())
+    jit = f"{JIT_OPTIONS} {STARTUP_JIT_OPTIONS}" if quick_start(settings, interval) else JIT_OPTIONS
+    return f"{derby} {jit} {GC_OPTIONS} {archive}".rstrip()
+
+
 def _ship_environment(settings: SparkSettings, conf: dict[str, str], submitted: SparkConf) -> None:
     """Have a cluster's executors run the packed environment (jobs.runtime.shipping): the one
     given as ``executor_environment``, one already in ``spark.archives`` as ``#environment``,
@@ -101,9 +121,12 @@ def _ship_environment(settings: SparkSettings, conf: dict[str, str], submitted: 
     os.environ["PYSPARK_PYTHON"] = shipping.EXECUTOR_PYTHON
 
 
-def build_session(settings: SparkSettings, output: Path | None = None) -> SparkSession:
+def build_session(
+    settings: SparkSettings, output: Path | None = None, interval: timedelta | None = None
+) -> SparkSession:
     """Create (or reuse) the SparkSession described by ``settings``; a JVM started here writes
-    what it prints to ``output`` when given (jobs.runtime.logs)."""
+    what it prints to ``output`` when given (jobs.runtime.logs), and compiles for the length of
+    the run's ``interval`` (:func:`quick_start`)."""
     if os.environ.get("PYSPARK_GATEWAY_PORT") and SparkContext._gateway is None:
         # under spark-submit its JVM holds the submitted settings; without a connection to it
         # SparkConf() is empty and the embedded master would replace spark-submit's
@@ -121,9 +144,7 @@ def build_session(settings: SparkSettings, output: Path | None = None) -> SparkS
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         conf["spark.sql.sources.parallelPartitionDiscovery.threshold"] = str(LOCAL_LISTING_THRESHOLD)
         if not submitted.contains("spark.master"):  # the driver JVM, started here, is the executor
-            derby = "-Dderby.system.home=" + _scratch_dir()
-            archive = class_archive.java_options(class_archive.archive_path())
-            conf["spark.driver.extraJavaOptions"] = f"{derby} {JIT_OPTIONS} {GC_OPTIONS} {archive}".rstrip()
+            conf["spark.driver.extraJavaOptions"] = driver_java_options(settings, interval)
     if settings.delta_engine == "spark":
         conf["spark.sql.extensions"] = DELTA_EXTENSION
         conf["spark.sql.catalog.spark_catalog"] = DELTA_CATALOG

@@ -107,7 +107,7 @@ def run_stages(
     observer = observer or _Unobserved()
     began = time.perf_counter()
     observer.started(SESSION_STEP, None)
-    spark = build_session(settings.spark, output)
+    spark = build_session(settings.spark, output, end - start if start and end else None)
     context = RunContext(
         run_id, Lake(spark, lake_root, settings.spark.delta_engine), settings, landing, start, end
     )

@@ -3,12 +3,20 @@ shuffles are partitioned, how it lists explicit paths, and how it caches and wri
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from pydantic import ValidationError
 from pyspark.sql import Window
 from pyspark.sql import functions as F
 
-from jobs.runtime.session import GC_OPTIONS, JIT_OPTIONS
+from jobs.runtime.session import (
+    GC_OPTIONS,
+    JIT_OPTIONS,
+    STARTUP_JIT_OPTIONS,
+    driver_java_options,
+    quick_start,
+)
 from schemas.config import SparkSettings
 
 
@@ -17,10 +25,26 @@ def test_the_driver_jvm_compiles_generated_methods_of_any_size_and_collects_for_
     runtime = spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()  # type: ignore[union-attr]
     arguments = list(runtime.getInputArguments())
     assert JIT_OPTIONS in arguments
+    assert STARTUP_JIT_OPTIONS not in arguments  # a session without an interval compiles fully
     assert GC_OPTIONS in arguments
     collectors = spark.sparkContext._jvm.java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()  # type: ignore[union-attr]
     assert {c.getName() for c in collectors} == {"PS Scavenge", "PS MarkSweep"}
     assert any(a.startswith("-Dderby.system.home=") for a in arguments)
+
+
+def test_a_run_over_a_short_interval_starts_its_jvm_for_a_quick_start_unless_the_settings_say():
+    hour, day = timedelta(hours=1), timedelta(days=1)
+    auto = SparkSettings()
+    assert quick_start(auto, hour) and quick_start(auto, auto.startup_jit_interval)
+    assert not quick_start(auto, day) and not quick_start(auto, None)  # a backfill, a whole landing
+    assert quick_start(SparkSettings(jit="startup"), None)
+    assert not quick_start(SparkSettings(jit="throughput"), hour)
+    assert not quick_start(SparkSettings(startup_jit_interval="PT0S"), hour)
+    assert STARTUP_JIT_OPTIONS in driver_java_options(auto, hour).split(" ")
+    assert STARTUP_JIT_OPTIONS not in driver_java_options(auto, day).split(" ")
+    assert JIT_OPTIONS in driver_java_options(auto, hour).split(" ")
+    with pytest.raises(ValidationError, match="jit"):
+        SparkSettings(jit="fast")
 
 
 def test_a_small_cached_shuffle_is_coalesced_to_one_partition(spark):
