@@ -38,6 +38,11 @@ GC_OPTIONS = "-XX:+UseParallelGC"
 # instead of first sorting the task's rows by date (beyond it Spark sorts the rest)
 # (docs/experiments.md, "Concurrent writers instead of planned writes").
 CONCURRENT_WRITERS = 8
+# Spark's unit of execution memory. Its default grows with the heap up to 64 MB, and a broadcast
+# hash table takes a whole page however few rows it holds; the plans of a run's broadcasts live
+# until the cleaner's next collection, and a long session's filled its heap with such pages
+# (docs/experiments.md, "Broadcast tables in small pages").
+PAGE_SIZE = "4m"
 # Reads of more explicit paths than Spark's threshold (32) list them in a Spark job, a task
 # per path. With a local master those tasks run on the driver's own cores after a job's
 # scheduling, so the driver lists them itself, in milliseconds (docs/experiments.md,
@@ -53,6 +58,7 @@ def _scratch_dir() -> str:
 def _base_conf(settings: SparkSettings) -> dict[str, str]:
     return {
         "spark.sql.session.timeZone": "UTC",
+        "spark.buffer.pageSize": PAGE_SIZE,
         "spark.sql.shuffle.partitions": str(settings.shuffle_partitions),
         "spark.sql.adaptive.enabled": "true",
         "spark.sql.adaptive.coalescePartitions.enabled": "true",

@@ -47,6 +47,15 @@ def test_a_run_over_a_short_interval_starts_its_jvm_for_a_quick_start_unless_the
         SparkSettings(jit="fast")
 
 
+def test_execution_memory_comes_in_pages_of_four_mib(spark):
+    # a broadcast hash table takes a whole page: with the default (up to 64 MiB) a long session's
+    # broadcasts of a few rows filled the heap
+    manager = spark.sparkContext._jvm.org.apache.spark.SparkEnv.get().memoryManager()  # type: ignore[union-attr]
+    assert manager.pageSizeBytes() == 4 * 2**20
+    small = spark.range(100).withColumn("w", F.lit(1))
+    assert spark.range(1000).join(F.broadcast(small), "id").count() == 100
+
+
 def test_a_small_cached_shuffle_is_coalesced_to_one_partition(spark):
     # the replay caches its windowed state: Spark keeps every shuffle partition of a cached
     # plan unless spark.sql.optimizer.canChangeCachedPlanOutputPartitioning lets it merge them
