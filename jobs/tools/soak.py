@@ -27,9 +27,10 @@
 A soak stopped part-way (``--workdir`` kept) resumes where it stopped. All runs share one Spark
 session in this process, with a driver of 2 GiB (where ``offsetlake run`` starts one per run, each
 run's wall time here leaves out the JVM's start, about the same for every run): that is what makes
-hundreds of runs feasible; the figures are the growth from run to run. A session that lasts for
-many runs can fill the driver's heap (docs/performance.md, "Soak"); run again, the soak resumes
-in a new process.
+hundreds of runs feasible; the figures are the growth from run to run. Sessions of the soak before
+execution memory came in small pages (jobs.runtime.session.PAGE_SIZE) filled the driver's heap
+after 50 to 100 runs with broadcasts' pages (docs/performance.md, "Soak"); run again, the soak
+resumes in a new process.
 The maintenance's vacuum keeps files removed less than a week ago (wall time, not simulated
 time), so within a soak it removes nothing: the compaction and the log's checkpoints are what
 the maintained lake gains.
