@@ -58,8 +58,8 @@ class OnePassRunner:
         return tuple({"column": subject, "value": jsonable(r.v)} for r in found)
 
     def _duplicates(self, df: DataFrame, expectation: Expectation, rows: int) -> tuple[str, int, tuple]:
-        """Rows whose key another row shares (a single column's nulls, or an all-null key, not compared),
-        among ``df``'s ``rows``.
+        """Rows whose key another row shares (a single column's nulls, or an all-null key, not compared);
+        ``rows``, how many ``df`` holds, sizes the partitions of its hashes.
 
         First the repeats of a 64-bit hash of each key (pipelines.expectations.repeated_hashes): a key
         shared by two rows shares its hash, so where no hash repeats no key does, and the table's keys
