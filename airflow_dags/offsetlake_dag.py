@@ -1,9 +1,13 @@
-"""OffsetLake on Airflow: ingest -> replay -> marts -> audit -> publish -> report, once per data interval,
-then once a day -> maintain.
+"""OffsetLake on Airflow: session -> ingest -> replay -> marts -> audit -> publish -> report, once per
+data interval, then end_session and, once a day, maintain.
 
 Each task runs one stage of the ``offsetlake`` command line in its own process on the
 run's data interval (``--from {{ data_interval_start }} --to {{ data_interval_end }}``,
-ISO-8601 UTC, never "now") with the run's id shared by all stages. The audit exits with
+ISO-8601 UTC, never "now") with the run's id shared by all stages. The setup task ``session``
+starts a Spark session the stages share (``offsetlake session start``, jobs.cli.shared_session):
+each stage's process hands its command to it instead of starting a JVM of its own, and the
+teardown task ``end_session`` stops it, whatever the stages did. A session that cannot start
+leaves each stage to run in its own process; ``OFFSETLAKE_SHARED_SESSION=off`` does the same. The audit exits with
 code 4 when a data-quality check of severity ``error`` fails: the task fails, is retried,
 and publish does not run, so analysts keep the last audited gold tables. Runs are
 processed one at a time and in order (``max_active_runs=1``, ``depends_on_past``), and
@@ -46,6 +50,7 @@ from airflow.sdk.exceptions import AirflowFailException
 STAGES = ("ingest", "replay", "marts", "audit", "publish")
 REPORT = "report"
 MAINTAIN = "maintain"
+SESSION, END_SESSION = "session", "end_session"
 # the gold tables publish writes (schemas.tables.GOLD_TABLES; a test holds the two together)
 GOLD_TABLES = (
     "consumer_lag",
@@ -95,6 +100,17 @@ def stage_command(stage: str, *, command: str, landing: str, lake: str, config: 
     return shlex.join(words)
 
 
+def session_command(action: str, *, command: str, lake: str, config: str | None) -> str:
+    """The shell command that starts (for the interval, so that a short one starts a quick JVM) or
+    stops the interval's shared session."""
+    words = [*shlex.split(command), "session", action, "--lake", lake]
+    if action == "start":
+        words += ["--from", INTERVAL_START, "--to", INTERVAL_END, "--optional"]
+        if config:
+            words += ["--config", config]
+    return shlex.join(words)
+
+
 def maintain_command(*, command: str, lake: str, config: str | None, retention: str | None) -> str:
     """The shell command of the daily maintenance; the run id stays a Jinja template until the run."""
     words = [*shlex.split(command), MAINTAIN, "--lake", lake, "--run-id", f"{RUN_ID}-maintain"]
@@ -122,6 +138,9 @@ def configured_command(stage: str) -> str:
             f"set the Airflow Variables {missing} (or the environment variables "
             f"{[m.upper() for m in missing]}) to the landing directory and the lake root"
         )
+    if stage in (SESSION, END_SESSION):
+        return session_command("start" if stage == SESSION else "stop", command=setting("command", "offsetlake"),
+                               lake=lake, config=setting("config"))  # fmt: skip
     if stage == MAINTAIN:
         return maintain_command(
             command=setting("command", "offsetlake"), lake=lake, config=setting("config"),
@@ -167,7 +186,19 @@ def offsetlake():
     def maintain() -> str:
         return configured_command(MAINTAIN)
 
-    chain(*(stage_task(stage) for stage in (*STAGES, REPORT)), is_maintenance_due(), maintain())
+    # the shared session: a setup and a teardown task, neither waiting for the previous run's
+    @task.bash(task_id=SESSION, depends_on_past=False)
+    def start_session() -> str:
+        return configured_command(SESSION)
+
+    @task.bash(task_id=END_SESSION, depends_on_past=False)
+    def stop_session() -> str:
+        return configured_command(END_SESSION)
+
+    session = start_session().as_setup()
+    stages = [stage_task(stage) for stage in (*STAGES, REPORT)]
+    chain(session, *stages, is_maintenance_due(), maintain())
+    stages[-1] >> stop_session().as_teardown(setups=session)
 
 
 offsetlake()

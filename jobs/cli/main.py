@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from jobs.cli import asof, maintain, report, sql
+from jobs.cli import asof, maintain, report, shared_session, sql
 from jobs.cli.progress import progress_for
 from jobs.cli.settings import check_interval, check_lake, new_run_id, settings_from
 from jobs.cli.summary import print_summary
@@ -170,6 +170,8 @@ COMMANDS: tuple[Command, ...] = (
             lambda p: asof.asof_arguments(p, utc_time), asof.run_asof),
     Command("maintain", "compact every table's small files, checkpoint its Delta log and vacuum old files",
             lambda p: maintain.maintain_arguments(p, settings_options), maintain.run_maintain),
+    Command("session", "start, stop or show a Spark session that the stage commands on one lake share (an interval's Airflow tasks)",
+            lambda p: shared_session.session_arguments(p, settings_options, utc_time), shared_session.run_session),
 )  # fmt: skip
 
 

@@ -83,11 +83,8 @@ def configure_console(*, verbose: bool, interactive: bool) -> None:
 def attach_log_file(path: Path) -> Path:
     """Every logging record from INFO up also into ``path`` (created with its directory)."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    detach_log_file()
     root = logging.getLogger()
-    for handler in list(root.handlers):
-        if getattr(handler, "name", None) == _HANDLER_NAME:
-            root.removeHandler(handler)
-            handler.close()
     handler = logging.FileHandler(path, encoding="utf-8")
     handler.set_name(_HANDLER_NAME)
     handler.setFormatter(logging.Formatter(FORMAT))
@@ -95,6 +92,15 @@ def attach_log_file(path: Path) -> Path:
     root.addHandler(handler)
     root.setLevel(min(root.level, logging.INFO) or logging.INFO)
     return path
+
+
+def detach_log_file() -> None:
+    """Stop writing records into the run's log file (a shared session, after each command it served)."""
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        if getattr(handler, "name", None) == _HANDLER_NAME:
+            root.removeHandler(handler)
+            handler.close()
 
 
 @contextlib.contextmanager

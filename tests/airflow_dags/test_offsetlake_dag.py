@@ -12,8 +12,9 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DAG_ID = "offsetlake"
 STAGES = ["ingest", "replay", "marts", "audit", "publish"]
-TASKS = [*STAGES, "report", "maintenance_due", "maintain"]
+TASKS = ["session", *STAGES, "report", "maintenance_due", "maintain", "end_session"]
 SKIPPED_OFF_MIDNIGHT = {"maintenance_due": "success", "maintain": "skipped"}
+SESSION_TASKS = {"session": "success", "end_session": "success"}
 
 
 def test_dagbag_loads_the_dag_with_its_schedule_retries_and_task_order(dagbag):
@@ -27,11 +28,14 @@ def test_dagbag_loads_the_dag_with_its_schedule_retries_and_task_order(dagbag):
     assert {"offsetlake", "rocketmq"} <= set(dag.tags)
     assert [t.task_id for t in dag.topological_sort()] == TASKS
     assert {t.task_id: sorted(t.upstream_task_ids) for t in dag.tasks} == {
-        "ingest": [], "replay": ["ingest"], "marts": ["replay"], "audit": ["marts"], "publish": ["audit"],
-        "report": ["publish"], "maintenance_due": ["report"], "maintain": ["maintenance_due"],
+        "session": [], "ingest": ["session"], "replay": ["ingest"], "marts": ["replay"], "audit": ["marts"],
+        "publish": ["audit"], "report": ["publish"], "end_session": ["report", "session"],
+        "maintenance_due": ["report"], "maintain": ["maintenance_due"],
     }  # fmt: skip
+    assert {t.task_id for t in dag.tasks if t.is_setup} == {"session"}
+    assert {t.task_id for t in dag.tasks if t.is_teardown} == {"end_session"}
     assert {t.task_id: (t.retries, t.depends_on_past, t.retry_exponential_backoff) for t in dag.tasks} == {
-        task: (2, not task.startswith("maint"), True) for task in TASKS
+        task: (2, task in STAGES or task == "report", True) for task in TASKS
     }
 
 
@@ -99,7 +103,7 @@ def test_each_stage_runs_with_the_templated_interval_and_one_run_id(
         Variable.delete("offsetlake_landing")
     assert (run.state, states) == (
         "success",
-        {**dict.fromkeys(STAGES + ["report"], "success"), **SKIPPED_OFF_MIDNIGHT},
+        {**dict.fromkeys(STAGES + ["report"], "success"), **SKIPPED_OFF_MIDNIGHT, **SESSION_TASKS},
     )
     calls = [json.loads(line) for line in log.read_text().splitlines()]
     interval = [
@@ -112,9 +116,11 @@ def test_each_stage_runs_with_the_templated_interval_and_one_run_id(
     ]
     lake = ["--lake", str(tmp_path / "lake dir")]
     assert calls == [
+        ["session", "start", *lake, *interval[:4], "--optional", "--config", "/etc/offsetlake.toml"],
         ["ingest", *lake, "--landing", "/data/landing", *interval, "--config", "/etc/offsetlake.toml"],
         *[[stage, *lake, *interval, "--config", "/etc/offsetlake.toml"] for stage in STAGES[1:]],
         ["report", *lake, *interval],
+        ["session", "stop", *lake],  # the teardown
     ]
 
 
@@ -132,6 +138,7 @@ def test_a_failed_audit_stops_publish(dagbag, stage_recorder, monkeypatch, tmp_p
     run, states = run_interval(dagbag().dags[DAG_ID], datetime(2026, 3, 2, 11, tzinfo=UTC))
     assert run.state == "failed"
     assert states == {
+        **SESSION_TASKS,  # the teardown runs whatever the stages did
         "ingest": "success",
         "replay": "success",
         "marts": "success",
@@ -142,10 +149,12 @@ def test_a_failed_audit_stops_publish(dagbag, stage_recorder, monkeypatch, tmp_p
         "maintain": "upstream_failed",
     }
     assert [json.loads(line)[0] for line in log.read_text().splitlines()] == [
+        "session",
         "ingest",
         "replay",
         "marts",
         "audit",
+        "session",
     ]
 
 
@@ -156,8 +165,10 @@ def test_missing_lake_setting_fails_the_first_task_without_retrying(dagbag, stag
     monkeypatch.delenv("OFFSETLAKE_LAKE", raising=False)
     monkeypatch.setenv("OFFSETLAKE_RETRY_DELAY_SECONDS", "1")  # retries stay 2: they must not be used
     run, states = run_interval(dagbag().dags[DAG_ID], datetime(2026, 3, 3, 11, tzinfo=UTC))
-    assert (run.state, states["ingest"], states["publish"]) == ("failed", "failed", "upstream_failed")
-    assert [ti.try_number for ti in run.get_task_instances() if ti.task_id == "ingest"] == [1]
+    assert (run.state, states["session"], states["ingest"], states["publish"]) == (
+        "failed", "failed", "upstream_failed", "upstream_failed",
+    )  # fmt: skip
+    assert [ti.try_number for ti in run.get_task_instances() if ti.task_id == "session"] == [1]
     assert not log.exists()
 
 
@@ -172,6 +183,7 @@ def test_the_interval_ending_at_midnight_maintains_the_lake_after_its_report(
     run, states = run_interval(dagbag().dags[DAG_ID], datetime(2026, 3, 4, 0, tzinfo=UTC))
     assert (run.state, states) == ("success", dict.fromkeys(TASKS, "success"))
     calls = [json.loads(line) for line in log.read_text().splitlines()]
-    assert [call[0] for call in calls] == [*STAGES, "report", "maintain"]
-    assert calls[-1] == ["maintain", "--lake", "/data/lake", "--run-id", f"{run.run_id}-maintain",
+    assert [call[0] for call in calls][:7] == ["session", *STAGES, "report"]
+    assert sorted(call[:2] for call in calls[7:]) == [["maintain", "--lake"], ["session", "stop"]]
+    assert next(c for c in calls if c[0] == "maintain") == ["maintain", "--lake", "/data/lake", "--run-id", f"{run.run_id}-maintain",
                          "--retention", "P30D"]  # fmt: skip

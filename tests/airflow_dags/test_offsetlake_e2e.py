@@ -55,7 +55,7 @@ def test_two_intervals_through_airflow_find_the_simulated_incidents(dagbag, tmp_
         run = dag.test(logical_date=START + timedelta(hours=hour))
         timings.append(time.perf_counter() - began)
         assert {ti.task_id: ti.state for ti in run.get_task_instances()} == {
-            **dict.fromkeys([*STAGES, "report", "maintenance_due"], "success"),
+            **dict.fromkeys(["session", *STAGES, "report", "maintenance_due", "end_session"], "success"),
             "maintain": "skipped",  # the daily maintenance follows the interval ending at midnight only
         }
         assert (run.data_interval_start, run.data_interval_end) == (
@@ -64,6 +64,9 @@ def test_two_intervals_through_airflow_find_the_simulated_incidents(dagbag, tmp_
         )
         runs.append(run.run_id)
     print(f"\ndag.test() per interval: {', '.join(f'{t:.0f}s' for t in timings)}")
+    # each interval's stages ran in its shared session, which its teardown stopped
+    sessions = sorted((lake / "logs").glob("session-*.log"))
+    assert [log.read_text().count("exit code 0") for log in sessions] == [5, 5]
 
     # Every check ran once per run, and none of severity error failed (publish ran).
     results = table(lake, "quality/check_results")

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from jobs.cli.main import EXIT_FAILED, EXIT_OK
-from jobs.tools.bench.airflow_hour import STAGES, run_airflow_hour
+from jobs.tools.bench.airflow_hour import TASKS, run_airflow_hour
 from jobs.tools.bench.report import write_report
 from schemas.config import Settings
 
@@ -23,17 +23,17 @@ def print_airflow_hour(figures: dict) -> None:
         f"{figures['landed_files']:,} files; machine load (1-min average) {figures['load_before']:.1f} before, "
         f"{figures['load_after']:.1f} after"
     )
-    print(f"   {'task':<10} {'state':<9} {'task wall s':>11} {'stage s':>8} {'rest s':>7}")
-    for stage in STAGES:
+    print(f"   {'task':<12} {'state':<9} {'task wall s':>11} {'stage s':>8} {'rest s':>7}")
+    for stage in TASKS:
         task = figures["tasks"].get(stage) or {}
         own = figures["stage_seconds"].get(stage)
         rest = task["seconds"] - own if task.get("seconds") is not None and own is not None else None
         print(
-            f"   {stage:<10} {task.get('state', '-'):<9} {_seconds(task.get('seconds')):>11} {_seconds(own):>8} {_seconds(rest):>7}"
+            f"   {stage:<12} {task.get('state', '-'):<9} {_seconds(task.get('seconds')):>11} {_seconds(own):>8} {_seconds(rest):>7}"
         )
     tasks = sum(t["seconds"] for t in figures["tasks"].values() if t and t["seconds"] is not None)
     print(
-        f"   {'tasks':<10} {'':<9} {tasks:>11.1f} {sum(figures['stage_seconds'].values()):>8.1f}   "
+        f"   {'tasks':<12} {'':<9} {tasks:>11.1f} {sum(figures['stage_seconds'].values()):>8.1f}   "
         f"dag.test() of the interval {figures['interval_seconds']:.1f}s (Airflow: import {figures['airflow_import_seconds']:.1f}s, "
         f"DB migration {figures['migrate_seconds']:.1f}s, DAG parse {figures['parse_seconds']:.1f}s, not in it)"
     )  # fmt: skip

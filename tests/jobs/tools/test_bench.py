@@ -13,7 +13,7 @@ import pytest
 from pyspark.sql import functions as F
 
 from jobs.cli.main import build_parser
-from jobs.console import PROGRAM_COMMANDS
+from jobs.console import program_commands
 from jobs.io.lake import Lake
 from jobs.stages.runner import STAGE_NAMES
 from jobs.tools.bench import parse_sizes, run_bench
@@ -286,7 +286,7 @@ def test_key_kind_macro_classifies_like_the_pipeline():
 
 
 def test_a_repeat_below_one_is_refused_before_anything_runs(tmp_path):
-    args = build_parser(PROGRAM_COMMANDS).parse_args(
+    args = build_parser(program_commands()).parse_args(
         ["bench", "--repeat", "0", "--workdir", str(tmp_path / "bench")]
     )
     with pytest.raises(ConfigError, match="--repeat"):

@@ -1,0 +1,109 @@
+"""The shared session: stage commands handed to one server process on a lake, and the tables they
+leave equal to a run without it; a command with other settings, or with no session running, runs
+in its own process; a client killed mid-stage has its jobs cancelled and the session lives on."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from jobs.cli.shared_session import SERVED_COMMANDS, delegate, socket_path
+from jobs.stages.runner import STAGE_NAMES, run_stages
+from jobs.tools.lake_compare import compare_table, delta_tables
+from jobs.tools.simulator import SimulationSpec, simulate
+from schemas.config import load_settings
+
+START = datetime(2026, 11, 21, tzinfo=UTC)
+END = START + timedelta(hours=1)
+PROGRAM = [sys.executable, "-m", "jobs.console"]
+
+
+def test_the_session_serves_run_and_each_stage():
+    assert ("run", *STAGE_NAMES) == SERVED_COMMANDS
+
+
+def test_without_a_session_every_command_runs_in_its_own_process(tmp_path, monkeypatch):
+    lake = tmp_path / "lake"
+    assert not socket_path(lake).exists()
+    assert delegate(["-v", "ingest", "--lake", str(lake), "--landing", str(tmp_path)]) is None
+    # a command the session does not serve is never handed over, whatever runs
+    assert delegate(["sql", "--lake", str(lake), "SELECT 1"]) is None
+    assert delegate(["ingest", "--help"]) is None
+    monkeypatch.setenv("OFFSETLAKE_SHARED_SESSION", "off")
+    assert delegate(["replay", "--lake", str(lake)]) is None
+
+
+def _offsetlake(*args: str, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([*PROGRAM, *args], capture_output=True, text=True, timeout=600, **kwargs)
+
+
+@pytest.mark.slow
+def test_stages_served_by_a_shared_session_leave_the_tables_of_a_run_without_it(spark, tmp_path, capsys):
+    landing, lake, reference = tmp_path / "landing", tmp_path / "lake", tmp_path / "reference"
+    spec = SimulationSpec(
+        start=START, duration=timedelta(hours=1), topics=1, queues_per_topic=(2,), groups=1, clients_per_group=(2,),
+        snapshot_interval=timedelta(minutes=10), bak_every=0, progress_interval=timedelta(minutes=30), client_logs_for=0,
+        rate_scale=0.3,
+    )  # fmt: skip
+    simulate(spec, landing)
+    config = tmp_path / "offsetlake.toml"
+    config.write_text('[spark]\nmaster = "local[2]"\ndriver_memory = "1g"\nshuffle_partitions = 2\n')
+    interval = ["--from", START.isoformat(), "--to", END.isoformat()]
+    settings_args = ["--lake", str(lake), "--config", str(config)]
+
+    started = _offsetlake("session", "start", *settings_args, *interval)
+    assert started.returncode == 0, started.stderr
+    assert "serves" in started.stdout and socket_path(lake).exists()
+    try:
+        # the same settings again: the running session is kept
+        again = _offsetlake("session", "start", *settings_args)
+        assert "already serves" in again.stdout
+
+        # a client killed while its ingest runs: its Spark jobs are cancelled, the session lives on
+        client = subprocess.Popen(
+            [*PROGRAM, "ingest", *settings_args, "--landing", str(landing), *interval, "--run-id", "killed"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        )  # fmt: skip
+        session_log = next((lake / "logs").glob("session-*.log"))
+        deadline = time.monotonic() + 120
+        while "serving ['ingest'" not in session_log.read_text() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        time.sleep(2)
+        os.killpg(client.pid, signal.SIGKILL)
+        client.wait()
+        status = _offsetlake("session", "status", "--lake", str(lake))
+        assert status.returncode == 0 and "1 commands served" in status.stdout, status.stdout
+
+        # a command with other settings is not served: it would run in this process
+        other = tmp_path / "other.toml"
+        other.write_text('[spark]\nmaster = "local[2]"\nshuffle_partitions = 3\n')
+        assert delegate(["replay", "--lake", str(lake), "--config", str(other)]) is None
+        assert "config, config_sha256 differ" in capsys.readouterr().err
+
+        # the whole interval through the session, on the lake the killed ingest left
+        served = _offsetlake(
+            "-v", "run", *settings_args, "--landing", str(landing), *interval, "--run-id", "r1"
+        )
+        assert served.returncode == 0, served.stderr[-3000:]
+        assert "stage publish: done in" in served.stderr and "Published gold rows" in served.stdout
+        assert f"Lake: {lake}" in served.stdout
+    finally:
+        stopped = _offsetlake("session", "stop", "--lake", str(lake))
+    assert "stopped the shared session" in stopped.stdout and "2 commands served" in stopped.stdout
+    assert not socket_path(lake).exists()
+    assert _offsetlake("session", "status", "--lake", str(lake)).returncode == 3
+
+    run_stages(load_settings(config), reference, landing, START, END, "r1")
+    tables = sorted({*delta_tables(reference), *delta_tables(lake)})
+    compared = [p for p in tables if p.split("/")[0] in ("bronze", "silver", "gold")]
+    assert len(compared) >= 15
+    for path in compared:
+        latest = "as_of" if path == "silver/replay_checkpoints" else None
+        result = compare_table(reference, lake, path, latest_of=latest)
+        assert result.agrees, result.line()
