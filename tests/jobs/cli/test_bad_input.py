@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from jobs.cli import main as cli
+from jobs.cli import shared_session
 from schemas.config import ConfigError, LogSettings, ReplaySettings, Settings, SparkSettings, load_settings
 from schemas.quality import AlertSinkSettings, QualitySettings
 
@@ -77,6 +78,7 @@ def nothing_runs(monkeypatch):
         raise AssertionError("the run started on a bad input")
 
     monkeypatch.setattr(cli, "run_with_display", touched)
+    monkeypatch.setattr(shared_session, "start", touched)
 
 
 def outcome(argv: list[str]) -> tuple[int, str]:
@@ -199,7 +201,7 @@ def test_an_odd_key_is_quoted_on_one_line():
 
 @EXAMPLES
 @given(start=st.datetimes(datetime(2000, 1, 1), datetime(2100, 1, 1), timezones=st.just(UTC)),
-       back=st.timedeltas(timedelta(0), timedelta(days=3650)), command=st.sampled_from(["run", "replay", "report"]))  # fmt: skip
+       back=st.timedeltas(timedelta(0), timedelta(days=3650)), command=st.sampled_from(["run", "replay", "report", "session"]))  # fmt: skip
 def test_from_not_before_to_is_refused(start, back, command):
     end = start - back
     interval = ["--from", start.isoformat(), "--to", end.isoformat()]
@@ -208,9 +210,16 @@ def test_from_not_before_to_is_refused(start, back, command):
             argv = ["report", "--lake", tmp, "--out", f"{tmp}/r.html", *interval]
         elif command == "run":
             argv = run_argv(Path(tmp), *interval)
+        elif command == "session":
+            argv = ["session", "start", "--lake", f"{tmp}/lake", *interval]
         else:
             argv = [command, "--lake", f"{tmp}/lake", *interval]
         assert_refused(argv, 2, "--from", "must be before --to")
+
+
+def test_a_shared_session_that_would_stop_at_once_is_refused(tmp_path):
+    assert_refused(["session", "start", "--lake", str(tmp_path / "lake"), "--idle", "PT0M"], 2, "--idle")
+    assert not (tmp_path / "lake").exists()
 
 
 @EXAMPLES
