@@ -7,8 +7,8 @@ ISO-8601 UTC, never "now") with the run's id shared by all stages. The setup tas
 starts a Spark session the stages share (``offsetlake session start``, jobs.cli.shared_session):
 each stage's process hands its command to it instead of starting a JVM of its own, and the
 teardown task ``end_session`` stops it, whatever the stages did. A session that cannot start
-leaves each stage to run in its own process; ``OFFSETLAKE_SHARED_SESSION=off`` does the same. The audit exits with
-code 4 when a data-quality check of severity ``error`` fails: the task fails, is retried,
+leaves each stage to run in its own process; ``OFFSETLAKE_SHARED_SESSION=off`` does the same.
+The audit exits with code 4 when a data-quality check of severity ``error`` fails: the task fails, is retried,
 and publish does not run, so analysts keep the last audited gold tables. Runs are
 processed one at a time and in order (``max_active_runs=1``, ``depends_on_past``), and
 ``catchup`` backfills every interval since the start date. ``publish`` declares the gold

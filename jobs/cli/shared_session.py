@@ -94,7 +94,7 @@ def fit(config: Path | None, master: str | None, delta_engine: str | None) -> di
 
 
 def _options() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(add_help=False)
+    parser = argparse.ArgumentParser(add_help=False, exit_on_error=False)
     parser.add_argument("--lake", type=Path)
     parser.add_argument("--config", type=Path)
     parser.add_argument("--master")
@@ -161,7 +161,10 @@ def delegate(argv: list[str]) -> int | None:
     words = [w for w in argv if w not in ("-v", "--verbose")]
     if not words or words[0] not in SERVED_COMMANDS:
         return None
-    options, _ = _options().parse_known_args(words[1:])
+    try:
+        options, _ = _options().parse_known_args(words[1:])
+    except argparse.ArgumentError:
+        return None  # the command line's own parser says what is wrong
     if options.help or options.lake is None:
         return None
     connection = _connect(options.lake)

@@ -35,6 +35,7 @@ def test_without_a_session_every_command_runs_in_its_own_process(tmp_path, monke
     # a command the session does not serve is never handed over, whatever runs
     assert delegate(["sql", "--lake", str(lake), "SELECT 1"]) is None
     assert delegate(["ingest", "--help"]) is None
+    assert delegate(["ingest", "--lake"]) is None  # the command line's parser says what is missing
     monkeypatch.setenv("OFFSETLAKE_SHARED_SESSION", "off")
     assert delegate(["replay", "--lake", str(lake)]) is None
 
