@@ -24,7 +24,8 @@
    grows). Prints each re-run and the medians per lake and stage; appends them to
    ``<workdir>/probe.jsonl``.
 
-A soak stopped part-way (``--workdir`` kept) resumes where it stopped. All runs share one Spark
+A soak stopped part-way (``--workdir`` kept) resumes where it stopped, up to the ``--runs`` its
+hours were simulated for (more need a new ``--workdir``). All runs share one Spark
 session in this process, with a driver of 2 GiB (where ``offsetlake run`` starts one per run, each
 run's wall time here leaves out the JVM's start, about the same for every run): that is what makes
 hundreds of runs feasible; the figures are the growth from run to run. Sessions of the soak before
@@ -81,8 +82,14 @@ def soak_spec(hours: int) -> SimulationSpec:
     )
 
 
+class SoakError(RuntimeError):
+    """The soak cannot go on in this working directory (the message says why)."""
+
+
 def source_landing(workdir: Path, hours: int) -> Path:
-    """The simulated hours (made once; a source of the same cluster and at least ``hours`` hours is reused)."""
+    """The simulated hours (made once; a source of the same cluster and at least ``hours`` hours is
+    reused). A longer simulation is another cluster's history, not this one's continued, and the
+    landing's files are links to the source's: a soak whose hours have landed cannot grow."""
     source = workdir / "source"
     manifest = source / MANIFEST_NAME
     if manifest.is_file():
@@ -91,6 +98,13 @@ def source_landing(workdir: Path, hours: int) -> Path:
             update={"duration": made.duration}
         ):
             return source
+        landing = workdir / "landing"
+        if landing.is_dir() and any(p.is_file() for p in landing.rglob("*")):
+            raise SoakError(
+                f"{workdir} holds a soak of {made.duration.total_seconds() / 3600:.0f} simulated hours that has "
+                f"landed; --runs {hours} needs a new --workdir (simulating more hours would rewrite the landed ones)"
+            )
+        shutil.rmtree(source)  # written afresh, not over files a landing might link to
     simulate(soak_spec(hours), source)
     return source
 
@@ -315,7 +329,11 @@ def main(argv: list[str] | None = None) -> int:
         )
     lakes = ("plain", "maintained") if args.lakes == "both" else (args.lakes,)
     print("one Spark session for every run (each run's time leaves out a JVM start)", flush=True)
-    records, probed = soak(args.workdir.resolve(), args.runs, args.maintain_every, lakes, args.probe)
+    try:
+        records, probed = soak(args.workdir.resolve(), args.runs, args.maintain_every, lakes, args.probe)
+    except SoakError as error:
+        print(f"soak: {error}", file=sys.stderr)
+        return 2
     for line in summary(records) + probe_summary(probed):
         print(line)
     return 0 if not any(r["quality_failed"] for r in records) else 1

@@ -37,6 +37,18 @@ def test_the_landing_gets_the_files_that_begin_before_each_hours_end(tmp_path):
     assert land_until(tmp_path / "source", landing, START + timedelta(hours=2), Settings()) == 0
 
 
+def test_a_soak_whose_hours_have_landed_cannot_grow(tmp_path):
+    from jobs.tools.soak import SoakError, source_landing
+
+    assert source_landing(tmp_path, 1) == tmp_path / "source"
+    made = {p: p.stat().st_mtime_ns for p in (tmp_path / "source").rglob("*.jsonl")}
+    assert source_landing(tmp_path, 1) == tmp_path / "source"  # reused as it is
+    land_until(tmp_path / "source", tmp_path / "landing", START + timedelta(hours=1), Settings())
+    with pytest.raises(SoakError, match="needs a new --workdir"):
+        source_landing(tmp_path, 2)
+    assert {p: p.stat().st_mtime_ns for p in (tmp_path / "source").rglob("*.jsonl")} == made
+
+
 @pytest.mark.slow
 def test_three_hourly_runs_with_and_without_maintenance_give_the_same_rows_in_fewer_files(spark, tmp_path):
     records, probed = soak(tmp_path, runs=3, maintain_every=2, lakes=("plain", "maintained"))
