@@ -55,6 +55,7 @@ OFF_VARIABLE = "OFFSETLAKE_SHARED_SESSION"
 DEFAULT_IDLE = timedelta(minutes=30)
 START_TIMEOUT = timedelta(minutes=5)
 REQUEST_TIMEOUT = 30  # seconds a connected client has to send its request
+STATUS_TIMEOUT = 10  # seconds ``session status`` waits for a session serving a command
 # variables of the client's environment a served command does not take: they describe the
 # server's own JVM and Python workers, started already
 _SERVER_OWN = ("PYSPARK_", "SPARK_", "JAVA_", "_JAVA_", "JDK_", "PYTHON")
@@ -137,13 +138,20 @@ def _connect(lake: str | Path, timeout: float | None = None) -> socket.socket | 
 
 
 def ask(lake: str | Path, message: dict, timeout: float | None = None) -> dict | None:
-    """Send ``message`` to the lake's session and return its one answer (None: no session)."""
+    """Send ``message`` to the lake's session and return its one answer (None: no session). A
+    session answers after the command it is serving: one that does not within ``timeout`` seconds
+    is a SessionError."""
     connection = _connect(lake, timeout)
     if connection is None:
         return None
     with connection:
-        _send(connection, message)
-        return next(_messages(connection), None)
+        try:
+            _send(connection, message)
+            return next(_messages(connection), None)
+        except TimeoutError:
+            raise SessionError(
+                f"the shared session of {lake} did not answer within {timeout:.0f}s: it is serving a command"
+            ) from None
 
 
 # -- the client: a stage command handed to the session ---------------------------------------
@@ -394,7 +402,7 @@ def session_log(lake: str | Path, directory: Path | None) -> Path:
     """The session's own log: beside the runs' logs (jobs.runtime.logs.log_file)."""
     key = _lake_key(lake)
     base = directory or (Path(key) / "logs" if "://" not in key else Path("offsetlake-logs"))
-    return base / f"session-{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{os.getpid()}.log"
+    return (base / f"session-{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{os.getpid()}.log").resolve()
 
 
 def start(spec: dict, log: Path) -> dict:
@@ -466,7 +474,11 @@ def run_session(args: argparse.Namespace) -> int:
               if answer else f"no shared session serves {args.lake}")  # fmt: skip
         return 0
     if args.action == "status":
-        status = ask(args.lake, {"kind": "status"})
+        try:
+            status = ask(args.lake, {"kind": "status"}, timeout=STATUS_TIMEOUT)
+        except SessionError as error:
+            print(error)
+            return 0
         if status is None:
             print(f"no shared session serves {args.lake}")
             return 3

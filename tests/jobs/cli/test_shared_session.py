@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -13,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from jobs.cli.shared_session import SERVED_COMMANDS, delegate, socket_path
+from jobs.cli.shared_session import SERVED_COMMANDS, SessionError, ask, delegate, socket_path
 from jobs.stages.runner import STAGE_NAMES, run_stages
 from jobs.tools.lake_compare import compare_table, delta_tables
 from jobs.tools.simulator import SimulationSpec, simulate
@@ -38,6 +39,21 @@ def test_without_a_session_every_command_runs_in_its_own_process(tmp_path, monke
     assert delegate(["ingest", "--lake"]) is None  # the command line's parser says what is missing
     monkeypatch.setenv("OFFSETLAKE_SHARED_SESSION", "off")
     assert delegate(["replay", "--lake", str(lake)]) is None
+
+
+def test_a_session_that_does_not_answer_in_time_is_a_clear_error(tmp_path):
+    # a session answers after the command it is serving: here, one that never does
+    lake = tmp_path / "lake"
+    path = socket_path(lake)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.listen(1)
+    try:
+        with pytest.raises(SessionError, match="did not answer within 1s: it is serving a command"):
+            ask(lake, {"kind": "status"}, timeout=1)
+    finally:
+        listener.close()
+        path.unlink()
 
 
 def _offsetlake(*args: str, **kwargs) -> subprocess.CompletedProcess:
