@@ -32,6 +32,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, LongType, StringType, StructField, StructType, TimestampType
 
+from jobs.io.growth import GZIP_MAGIC
 from pipelines.ingest.quarantine import FILE_NUMBER
 
 CHUNK_BYTES = 32 << 20
@@ -41,7 +42,6 @@ CHUNK_BYTES = 32 << 20
 # lines in larger batches")
 BATCH_LINES = 8192
 TASKS_PER_CORE = 8  # read tasks per core: small enough groups to even out the cores' work
-GZIP_MAGIC = b"\x1f\x8b"
 
 LINES_SCHEMA = StructType(
     [
@@ -63,7 +63,12 @@ FILES_SCHEMA = StructType(
 )
 # what the workers get (a file to read) and send (its lines)
 TASK_SCHEMA = StructType(
-    [StructField(FILE_NUMBER, LongType(), False), StructField("path", StringType(), False)]
+    [
+        StructField(FILE_NUMBER, LongType(), False),
+        StructField("path", StringType(), False),
+        StructField("skip_bytes", LongType(), False),
+        StructField("first_line", LongType(), False),
+    ]
 )
 READ_SCHEMA = StructType(
     [
@@ -84,6 +89,10 @@ class TextFile:
     event_at: datetime | None
     source_timezone: str
     file_hash: str
+    # a file that grew since an earlier copy was read (jobs.io.growth): read from this byte on,
+    # numbering its lines from ``first_line``
+    skip_bytes: int = 0
+    first_line: int = 1
 
 
 @dataclass(frozen=True)
@@ -120,10 +129,13 @@ def _open(path: str):
     return gzip.open(path, "rb") if magic == GZIP_MAGIC else open(path, "rb")
 
 
-def _chunks(path: str) -> Iterator[bytes]:
-    """The file's (decompressed) bytes in large blocks, split only after a newline."""
+def _chunks(path: str, skip_bytes: int = 0) -> Iterator[bytes]:
+    """The file's (decompressed) bytes in large blocks, split only after a newline; a plain
+    file's from byte ``skip_bytes`` on."""
     pending = b""
     with _open(path) as handle:
+        if skip_bytes:
+            handle.seek(skip_bytes)
         while block := handle.read(CHUNK_BYTES):
             data = pending + block
             cut = data.rfind(b"\n")
@@ -181,9 +193,9 @@ def _split_lines(chunk: bytes) -> pa.Array:
 
 
 def _read_file(meta: dict) -> Iterator[pa.RecordBatch]:
-    next_line = 1
+    next_line = meta.get("first_line", 1)
     try:
-        for chunk in _chunks(meta["path"]):
+        for chunk in _chunks(meta["path"], meta.get("skip_bytes", 0)):
             lines, errors = _decode(_split_lines(chunk))
             yield _batch(meta, next_line, lines, errors)
             next_line += len(lines)
@@ -287,9 +299,10 @@ def read_file_lines(
     )
     if not files:
         return FileLines(spark.createDataFrame([], StructType(READ_SCHEMA.fields + extra_fields)), described)
-    tasks = [(n, f.path) for n, f in enumerate(files)]
+    tasks = [(n, f.path, f.skip_bytes, f.first_line) for n, f in enumerate(files)]
     bins = balanced_bins(
-        [_size(f.path) for f in files], spark.sparkContext.defaultParallelism * TASKS_PER_CORE
+        [max(0, _size(f.path) - f.skip_bytes) for f in files],
+        spark.sparkContext.defaultParallelism * TASKS_PER_CORE,
     )
     grouped = spark.sparkContext.parallelize([[tasks[i] for i in members] for members in bins], len(bins))
     listing = spark.createDataFrame(grouped.flatMap(lambda group: group), TASK_SCHEMA)

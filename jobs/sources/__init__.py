@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from jobs.io.checked_commits import CheckedCommitWriter
+from jobs.io.growth import ResumePoint
 from jobs.io.lake import Lake
 from jobs.io.landing import LandedFile
 from jobs.sources import broker_logs, client_logs, client_offsets, commits, connections, progress, snapshots
@@ -71,6 +72,7 @@ def parse_sources(
     files: list[LandedFile],
     hashes: dict[str, str],
     checked_commits: CheckedCommitWriter | None = None,
+    resumes: Mapping[str, ResumePoint] | None = None,
 ) -> SourceOutput:
     """Read and parse ``files`` (any kinds; ``hashes``: each one's content hash by path) with
     their sources, gathering the rows per bronze table (``lake``: what landed before, which
@@ -78,10 +80,11 @@ def parse_sources(
 
     With ``checked_commits``, the commit-event reader writes the rows of the lines it has
     checked itself (jobs.io.checked_commits); the output names their directory for
-    bronze/offset_commits (``worker_written``).
+    bronze/offset_commits (``worker_written``). ``resumes`` gives, by path, where a file that grew
+    since an ingested copy has its new lines (jobs.io.growth).
     """
     collector = Collector(lake.spark)
-    context = ParseContext(lake, settings, hashes, collector, checked_commits)
+    context = ParseContext(lake, settings, hashes, collector, checked_commits, resumes or {})
     by_kind: dict[str, list[LandedFile]] = {}
     for f in files:
         by_kind.setdefault(f.source_kind, []).append(f)

@@ -27,4 +27,5 @@ SOURCE = Source(
     parse=parse,
     replay_role=LOGGED_COMMITS,
     timezone_setting="client_log_timezone",
+    grows=True,
 )

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import astuple, dataclass, field
 from functools import reduce
 
 from pyspark import StorageLevel
@@ -11,6 +12,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
 from jobs.io.checked_commits import CheckedCommitWriter
+from jobs.io.growth import ResumePoint
 from jobs.io.lake import Lake
 from jobs.io.landing import LandedFile
 from jobs.io.text_lines import TextFile
@@ -119,6 +121,8 @@ class ParseContext:
     hashes: dict[str, str]
     collector: Collector
     checked_commits: CheckedCommitWriter | None = None
+    # files that grew since an ingested copy: where their new lines begin (by path)
+    resumes: Mapping[str, ResumePoint] = field(default_factory=dict)
 
     @property
     def spark(self) -> SparkSession:
@@ -126,9 +130,10 @@ class ParseContext:
 
     def text_files(self, files: list[LandedFile], zone_of) -> list[TextFile]:
         """``files`` as the text reader takes them (``zone_of(cluster)``: the zone of their local times)."""
+        start = ResumePoint(0, 1)
         return [
             TextFile(str(f.path), str(f.path), f.cluster, f.broker, f.event_at if f.time_source == "path" else None,
-                     zone_of(f.cluster), self.hashes[str(f.path)])
+                     zone_of(f.cluster), self.hashes[str(f.path)], *astuple(self.resumes.get(str(f.path), start)))
             for f in files
         ]  # fmt: skip
 

@@ -39,4 +39,5 @@ SOURCE = Source(
     lands=(OFFSET_COMMITS,),
     parse=parse,
     replay_role=COMMIT_LOG,
+    grows=True,
 )

@@ -38,6 +38,9 @@ class Source:
     identified_by: Literal["content", "path", "snapshot"] = "content"
     # the ClusterSettings field naming the time zone of the file's local times (None: UTC)
     timezone_setting: str | None = None
+    # a file of lines that its writer appends to: a longer copy of an ingested one adds only its
+    # new lines (jobs.io.growth)
+    grows: bool = False
 
     def identity(self, file: LandedFile, file_hash: str) -> str:
         """What makes a landed file 'the same' as one already ingested.

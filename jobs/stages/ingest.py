@@ -5,6 +5,7 @@ a batch is crash-safe: its files are first recorded as ``pending`` in ops/ingest
 each bronze append carries a Delta transaction id of the batch, so repeating it is a
 no-op; the files' final status and record counts are recorded last. A run that finds a
 pending batch (a crash) completes it first: whatever it had written is not written twice.
+A longer copy of a commit stream or log ingested before adds only its new lines (jobs.io.growth).
 
 With ``--from``/``--to``, files whose path gives a time outside the interval (snapshots,
 admin-tool outputs, client offsets) wait for the run that covers them; files without a
@@ -22,6 +23,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from jobs.io.checked_commits import CheckedCommitWriter
+from jobs.io.growth import ResumePoint, resume_point
 from jobs.io.lake import Lake
 from jobs.io.landing import LandedFile, content_hashes, discover
 from jobs.io.worker_files import FileCount
@@ -55,7 +57,8 @@ def _in_interval(file: LandedFile, start: datetime | None, end: datetime | None)
 
 
 def _known_files(lake: Lake):
-    """Ingest history: hash cache by (path, size, mtime), final identities, pending batches."""
+    """Ingest history: hash cache by (path, size, mtime), final identities, pending batches, and
+    the (size, hash) of each path's ingested copies."""
     rows = (
         lake.read(INGEST_RUNS)
         .select("source_file", "file_size", "file_mtime_ns", "_file_hash", "identity", "batch_id", "status")
@@ -64,10 +67,28 @@ def _known_files(lake: Lake):
     cache = {(r.source_file, r.file_size, r.file_mtime_ns): r._file_hash for r in rows}
     done = {r.identity for r in rows if r.status != "pending"}
     pending: dict[str, set[str]] = {}
+    copies: dict[str, set[tuple[int, str]]] = {}
     for r in rows:
         if r.status == "pending":
             pending.setdefault(r.batch_id, set()).add(r.identity)
-    return cache, done, pending
+        elif r.status == "ingested":
+            copies.setdefault(r.source_file, set()).add((r.file_size, r._file_hash))
+    return cache, done, pending, copies
+
+
+def _resumes(candidates: list[Candidate], copies: dict[str, set[tuple[int, str]]]) -> dict[str, ResumePoint]:
+    """Where each candidate that grew since an ingested copy of its path has its new lines."""
+    points = {}
+    for c in candidates:
+        path = str(c.file.path)
+        if BY_KIND[c.file.source_kind].grows and path in copies:
+            point = resume_point(c.file.path, copies[path])
+            if point is not None:
+                log.info(
+                    "%s grew since it was ingested: reading its lines from line %d on", path, point.first_line
+                )
+                points[path] = point
+    return points
 
 
 def _candidates(files: list[LandedFile], cache) -> list[Candidate]:
@@ -81,12 +102,13 @@ def _candidates(files: list[LandedFile], cache) -> list[Candidate]:
 def run_ingest(lake: Lake, settings: Settings, landing, start, end, run_id: str) -> IngestResult:
     """Ingest every landed file not ingested before (see the module docstring)."""
     files = [f for f in discover(landing, patterns(settings)) if _in_interval(f, start, end)]
-    cache, done, pending = _known_files(lake)
+    cache, done, pending, copies = _known_files(lake)
     candidates = _candidates(files, cache)
     batches = []
     for batch_id, identities in sorted(pending.items()):
         log.warning("completing ingest batch %s left pending by an interrupted run", batch_id)
-        _ingest_batch(lake, settings, batch_id, run_id, [c for c in candidates if c.identity in identities])
+        _ingest_batch(lake, settings, batch_id, run_id, [c for c in candidates if c.identity in identities],
+                      copies=copies)  # fmt: skip
         done |= identities
         batches.append(batch_id)
     fresh: dict[str, Candidate] = {}
@@ -101,7 +123,7 @@ def run_ingest(lake: Lake, settings: Settings, landing, start, end, run_id: str)
     if fresh:
         chosen = list(fresh.values())
         batch_id = hashlib.sha256("\n".join(sorted(fresh)).encode()).hexdigest()[:20]
-        _ingest_batch(lake, settings, batch_id, run_id, chosen, repeats)
+        _ingest_batch(lake, settings, batch_id, run_id, chosen, repeats, copies)
         batches.append(batch_id)
     return IngestResult(tuple(batches), len(fresh), len(candidates) - len(fresh))
 
@@ -127,7 +149,13 @@ def _ops_row(
 
 
 def _ingest_batch(
-    lake: Lake, settings: Settings, batch_id: str, run_id: str, candidates: list[Candidate], repeats=()
+    lake: Lake,
+    settings: Settings,
+    batch_id: str,
+    run_id: str,
+    candidates: list[Candidate],
+    repeats=(),
+    copies: dict[str, set[tuple[int, str]]] | None = None,
 ) -> None:
     if not candidates:
         return
@@ -143,6 +171,7 @@ def _ingest_batch(
         [c.file for c in candidates],
         {str(c.file.path): c.file_hash for c in candidates},
         writer,
+        _resumes(candidates, copies or {}),
     )
     counts = output.counts()  # runs every read: the reader's files are written before the appends
     for spec, landed in output.landed.items():

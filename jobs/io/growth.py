@@ -1,0 +1,50 @@
+"""A landed file that grew since an earlier copy of it was ingested: where its new lines begin.
+
+A collector that copies a file still being written (an hourly commit log, a broker's log) lands
+the same path again, longer. The earlier copy's lines were ingested with it; read again, they
+would be landed and replayed twice. When an ingested copy of the path is a prefix of the new one
+(its size and content hash match the new file's first bytes), only the lines after it are read,
+numbered on from the earlier copy's. A last line the earlier copy cut short is read again, whole,
+from its start. A copy that is not a prefix (the file was rewritten) is read in full, as another
+version of the path; so is a compressed file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+@dataclass(frozen=True)
+class ResumePoint:
+    """Read the file from byte ``skip_bytes`` on, its first line there being line ``first_line``."""
+
+    skip_bytes: int
+    first_line: int
+
+
+def resume_point(path: Path, earlier: Iterable[tuple[int, str]]) -> ResumePoint | None:
+    """Where the new lines of ``path`` begin, given the (size, SHA-256) of its copies ingested
+    before (the longest prefix of them wins); None: read it all."""
+    size = path.stat().st_size
+    with path.open("rb") as handle:
+        if handle.read(len(GZIP_MAGIC)) == GZIP_MAGIC:
+            return None
+    for old_size, old_hash in sorted(set(earlier), reverse=True):
+        if not 0 < old_size < size:
+            continue
+        with path.open("rb") as handle:
+            prefix, following = handle.read(old_size), handle.read(1)
+        if hashlib.sha256(prefix).hexdigest() != old_hash:
+            continue
+        lines = prefix.count(b"\n")
+        if prefix.endswith(b"\n"):
+            return ResumePoint(old_size, lines + 1)
+        if following == b"\n":  # the earlier copy's last line was whole, only its newline missing
+            return ResumePoint(old_size + 1, lines + 2)
+        return ResumePoint(prefix.rfind(b"\n") + 1, lines + 1)
+    return None

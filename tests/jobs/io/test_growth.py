@@ -1,0 +1,50 @@
+"""Where a landed file that grew since an ingested copy has its new lines."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+from pathlib import Path
+
+from jobs.io.growth import ResumePoint, resume_point
+
+
+def copy_of(data: bytes) -> tuple[int, str]:
+    return len(data), hashlib.sha256(data).hexdigest()
+
+
+def test_a_longer_copy_is_read_from_the_end_of_the_earlier_one(tmp_path):
+    path = tmp_path / "00.jsonl"
+    path.write_bytes(b'{"a":1}\n{"a":2}\n{"a":3}\n')
+    assert resume_point(path, [copy_of(b'{"a":1}\n{"a":2}\n')]) == ResumePoint(16, 3)
+    # the longest ingested prefix wins
+    assert resume_point(path, [copy_of(b'{"a":1}\n'), copy_of(b'{"a":1}\n{"a":2}\n')]) == ResumePoint(16, 3)
+
+
+def test_a_last_line_the_earlier_copy_cut_short_is_read_again_whole(tmp_path):
+    path = tmp_path / "00.jsonl"
+    path.write_bytes(b'{"a":1}\n{"a":2}\n{"a":3}\n')
+    assert resume_point(path, [copy_of(b'{"a":1}\n{"a":')]) == ResumePoint(8, 2)
+    # whole but for its newline: it was read, the next line is the first new one
+    assert resume_point(path, [copy_of(b'{"a":1}\n{"a":2}')]) == ResumePoint(16, 3)
+
+
+def test_a_rewritten_same_size_or_compressed_file_is_read_in_full(tmp_path):
+    path = tmp_path / "00.jsonl"
+    path.write_bytes(b'{"a":1}\n{"a":2}\n')
+    assert resume_point(path, [copy_of(b'{"a":9}\n')]) is None  # not a prefix: another version
+    assert resume_point(path, [copy_of(b'{"a":1}\n{"a":2}\n')]) is None  # the same content is not new
+    assert resume_point(path, []) is None
+    packed = tmp_path / "00.jsonl.gz"
+    packed.write_bytes(gzip.compress(b'{"a":1}\n') + gzip.compress(b'{"a":2}\n'))
+    assert resume_point(packed, [copy_of(gzip.compress(b'{"a":1}\n'))]) is None
+
+
+def test_the_reader_numbers_a_grown_files_new_lines_on(spark, tmp_path: Path):
+    from jobs.io.text_lines import TextFile, read_lines
+
+    path = tmp_path / "00.jsonl"
+    path.write_bytes(b"one\ntwo\nthree\n")
+    grown = TextFile(str(path), str(path), "c", None, None, "UTC", "h", skip_bytes=8, first_line=3)
+    rows = read_lines(spark, [grown]).select("line_no", "line").collect()
+    assert [(r.line_no, r.line) for r in rows] == [(3, "three")]
