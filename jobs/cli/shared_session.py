@@ -399,10 +399,11 @@ class Server:
 
 
 def session_log(lake: str | Path, directory: Path | None) -> Path:
-    """The session's own log: beside the runs' logs (jobs.runtime.logs.log_file)."""
-    key = _lake_key(lake)
-    base = directory or (Path(key) / "logs" if "://" not in key else Path("offsetlake-logs"))
-    return (base / f"session-{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{os.getpid()}.log").resolve()
+    """The session's own log: beside the runs' logs."""
+    from jobs.runtime.logs import log_directory
+
+    name = f"session-{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{os.getpid()}.log"
+    return (log_directory(_lake_key(lake), directory) / name).resolve()
 
 
 def start(spec: dict, log: Path) -> dict:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 GZIP_MAGIC = b"\x1f\x8b"
+BLOCK_BYTES = 1 << 20  # an earlier copy is hashed as it is read, a block at a time
 
 
 @dataclass(frozen=True)
@@ -37,14 +38,20 @@ def resume_point(path: Path, earlier: Iterable[tuple[int, str]]) -> ResumePoint 
     for old_size, old_hash in sorted(set(earlier), reverse=True):
         if not 0 < old_size < size:
             continue
+        digest, lines, line_start = hashlib.sha256(), 0, 0  # line_start: the byte after the last newline
         with path.open("rb") as handle:
-            prefix, following = handle.read(old_size), handle.read(1)
-        if hashlib.sha256(prefix).hexdigest() != old_hash:
+            for offset in range(0, old_size, BLOCK_BYTES):
+                block = handle.read(min(BLOCK_BYTES, old_size - offset))
+                digest.update(block)
+                lines += block.count(b"\n")
+                if (last := block.rfind(b"\n")) >= 0:
+                    line_start = offset + last + 1
+            following = handle.read(1)
+        if digest.hexdigest() != old_hash:
             continue
-        lines = prefix.count(b"\n")
-        if prefix.endswith(b"\n"):
+        if line_start == old_size:
             return ResumePoint(old_size, lines + 1)
         if following == b"\n":  # the earlier copy's last line was whole, only its newline missing
             return ResumePoint(old_size + 1, lines + 2)
-        return ResumePoint(prefix.rfind(b"\n") + 1, lines + 1)
+        return ResumePoint(line_start, lines + 1)
     return None

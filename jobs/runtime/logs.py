@@ -35,12 +35,17 @@ def inert(text: object) -> str:
     return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(text))
 
 
-def log_file(lake_root: str, directory: Path | None, run_id: str) -> Path:
-    """The run's log file: in ``directory`` when set, else ``<lake>/logs`` (a lake given as a
+def log_directory(lake_root: str, directory: Path | None) -> Path:
+    """Where a lake's logs go: ``directory`` when set, else ``<lake>/logs`` (a lake given as a
     URI keeps its logs in ``./offsetlake-logs``, since the JVM writes to a local file)."""
-    if directory is None:
-        directory = Path(lake_root) / "logs" if "://" not in lake_root else Path("offsetlake-logs")
-    return directory / (re.sub(r"[^A-Za-z0-9._:+-]", "_", run_id) + ".log")
+    if directory is not None:
+        return directory
+    return Path(lake_root) / "logs" if "://" not in lake_root else Path("offsetlake-logs")
+
+
+def log_file(lake_root: str, directory: Path | None, run_id: str) -> Path:
+    """The run's log file, in :func:`log_directory`."""
+    return log_directory(lake_root, directory) / (re.sub(r"[^A-Za-z0-9._:+-]", "_", run_id) + ".log")
 
 
 # the runner's "stage X: started" / "done in" records: in the log file and with -v (the bench and

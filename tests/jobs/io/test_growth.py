@@ -48,3 +48,12 @@ def test_the_reader_numbers_a_grown_files_new_lines_on(spark, tmp_path: Path):
     grown = TextFile(str(path), str(path), "c", None, None, "UTC", "h", skip_bytes=8, first_line=3)
     rows = read_lines(spark, [grown]).select("line_no", "line").collect()
     assert [(r.line_no, r.line) for r in rows] == [(3, "three")]
+
+
+def test_the_earlier_copy_is_hashed_and_counted_across_blocks(tmp_path, monkeypatch):
+    monkeypatch.setattr("jobs.io.growth.BLOCK_BYTES", 3)
+    path = tmp_path / "00.jsonl"
+    path.write_bytes(b'{"a":1}\n{"a":2}\n{"a":3}\n')
+    assert resume_point(path, [copy_of(b'{"a":1}\n{"a":2}\n')]) == ResumePoint(16, 3)
+    assert resume_point(path, [copy_of(b'{"a":1}\n{"a":')]) == ResumePoint(8, 2)
+    assert resume_point(path, [copy_of(b'{"a":1}\n{"a":2}')]) == ResumePoint(16, 3)
