@@ -88,12 +88,14 @@ def test_stages_served_by_a_shared_session_leave_the_tables_of_a_run_without_it(
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
         )  # fmt: skip
         session_log = next((lake / "logs").glob("session-*.log"))
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + 300
         while "serving ['ingest'" not in session_log.read_text() and time.monotonic() < deadline:
             time.sleep(0.2)
         time.sleep(2)
         os.killpg(client.pid, signal.SIGKILL)
         client.wait()
+        while "exit code" not in session_log.read_text() and time.monotonic() < deadline:
+            time.sleep(0.2)  # the session ends the killed client's command (status waits only so long)
         status = _offsetlake("session", "status", "--lake", str(lake))
         assert status.returncode == 0 and "1 commands served" in status.stdout, status.stdout
 
