@@ -28,6 +28,9 @@ class ResumePoint:
     first_line: int
 
 
+FROM_START = ResumePoint(0, 1)  # a file read whole
+
+
 def resume_point(path: Path, earlier: Iterable[tuple[int, str]]) -> ResumePoint | None:
     """Where the new lines of ``path`` begin, given the (size, SHA-256) of its copies ingested
     before (the longest prefix of them wins); None: read it all."""

@@ -32,7 +32,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, LongType, StringType, StructField, StructType, TimestampType
 
-from jobs.io.growth import GZIP_MAGIC
+from jobs.io.growth import FROM_START, GZIP_MAGIC
 from pipelines.ingest.quarantine import FILE_NUMBER
 
 CHUNK_BYTES = 32 << 20
@@ -91,8 +91,8 @@ class TextFile:
     file_hash: str
     # a file that grew since an earlier copy was read (jobs.io.growth): read from this byte on,
     # numbering its lines from ``first_line``
-    skip_bytes: int = 0
-    first_line: int = 1
+    skip_bytes: int = FROM_START.skip_bytes
+    first_line: int = FROM_START.first_line
 
 
 @dataclass(frozen=True)
@@ -193,9 +193,9 @@ def _split_lines(chunk: bytes) -> pa.Array:
 
 
 def _read_file(meta: dict) -> Iterator[pa.RecordBatch]:
-    next_line = meta.get("first_line", 1)
+    next_line = meta["first_line"]
     try:
-        for chunk in _chunks(meta["path"], meta.get("skip_bytes", 0)):
+        for chunk in _chunks(meta["path"], meta["skip_bytes"]):
             lines, errors = _decode(_split_lines(chunk))
             yield _batch(meta, next_line, lines, errors)
             next_line += len(lines)

@@ -12,7 +12,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
 from jobs.io.checked_commits import CheckedCommitWriter
-from jobs.io.growth import ResumePoint
+from jobs.io.growth import FROM_START, ResumePoint
 from jobs.io.lake import Lake
 from jobs.io.landing import LandedFile
 from jobs.io.text_lines import TextFile
@@ -130,10 +130,9 @@ class ParseContext:
 
     def text_files(self, files: list[LandedFile], zone_of) -> list[TextFile]:
         """``files`` as the text reader takes them (``zone_of(cluster)``: the zone of their local times)."""
-        start = ResumePoint(0, 1)
         return [
             TextFile(str(f.path), str(f.path), f.cluster, f.broker, f.event_at if f.time_source == "path" else None,
-                     zone_of(f.cluster), self.hashes[str(f.path)], *astuple(self.resumes.get(str(f.path), start)))
+                     zone_of(f.cluster), self.hashes[str(f.path)], *astuple(self.resumes.get(str(f.path), FROM_START)))
             for f in files
         ]  # fmt: skip
 
