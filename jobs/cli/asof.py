@@ -6,7 +6,9 @@
 
 The answer comes from ``silver/stored_offset_timeline``: per queue, its last observation at or
 before ``--at`` in replay order (time, then ``observation_seq``), the order the replay itself
-uses, so the stored offset shown is the one the broker held after that observation.
+uses, so the stored offset shown is the one the broker held after that observation. A commit's
+answer names its landed file, the file's content hash (which version of the path) and line; a
+snapshot's, its file.
 ``--as-of-lake`` and ``--version`` read the tables as they were (Delta time travel): what the
 lake said before a late file or a re-run changed it.
 """
@@ -53,6 +55,7 @@ def asof_sql(at: datetime, group: str | None = None, topic: str | None = None) -
     return f"""
         SELECT {queue}, stored_offset, observed_at AS set_at, observation AS set_by,
                split_part(observation_seq, '|', 2) AS source_file,
+               NULLIF(split_part(observation_seq, '|', 4), '') AS file_hash,
                CAST(split_part(observation_seq, '|', 3) AS BIGINT) AS line_no
         FROM (SELECT *, row_number() OVER (PARTITION BY {queue}
                                            ORDER BY observed_at DESC, observation_seq DESC) AS latest

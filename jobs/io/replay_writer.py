@@ -50,7 +50,7 @@ class ReplayWriter:
         reads them too) and collected."""
         for dictionary in (ids.queues, ids.files):
             dictionary.persist(StorageLevel.MEMORY_AND_DISK)
-        return cls(commits, timeline, Names(ids.queues.toArrow(), ids.files.toArrow()))
+        return cls(commits, timeline, Names(ids.queues.toArrow(), ids.file_names.toArrow()))
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         """``mapInArrow`` over a partition of ordered events (see pipelines.replay.events.with_replayed_state):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_type
 from pyspark.sql.types import StructField, StructType
@@ -18,6 +18,7 @@ from pyspark.sql.types import StructField, StructType
 from pipelines.keys import client_state_group
 from pipelines.replay.kernel import (
     FILE_ID,
+    PATH_ID,
     QUEUE_ID,
     SEED_RANK,
     SEED_STATE,
@@ -29,15 +30,19 @@ from schemas.keys import CLIENT_STATE_KIND
 from schemas.tables import QUEUE_KEY
 
 # The replay's rows carry the queue key and the landed file as integers (see EventIds):
-# QUEUE_ID numbers the queue, FILE_ID the (source_file, _file_hash) pair in their sort order.
+# QUEUE_ID numbers the queue, FILE_ID the (source_file, _file_hash) pair in their sort order,
+# PATH_ID the path alone (the lowest FILE_ID of its versions).
 # An event's position in its queue's replay order, counted from 1 (the seed row, if any, is 1):
 # later events have larger numbers, so "the last event" is a max, which Spark aggregates by hash.
 EVENT_SEQ = "event_seq"
 FILE_KEY = ("source_file", "_file_hash")
-# Replay order within a queue: ordering by FILE_ID is ordering by path, then hash (two versions
-# of one path, same instant and line). Every column is non-null, so the order is total (a seed
-# row, whose event_at is null, comes before all: see _seed_events).
-REPLAY_ORDER = ("event_at", "event_rank", FILE_ID, "line_rank")
+# Replay order within a queue: time, rank, path, line, then content hash (FILE_ID orders the
+# versions of one path). A longer copy of a file numbers its new lines on from the earlier
+# copy's (jobs.io.growth), so the line, not the version, orders one path's lines; the hash only
+# parts two versions of the path with a line at the same instant and number. Every column is
+# non-null, so the order is total (a seed row, whose event_at is null, comes before all: see
+# _seed_events).
+REPLAY_ORDER = ("event_at", "event_rank", PATH_ID, "line_rank", FILE_ID)
 SNAPSHOT_RANK, COMMIT_RANK = 0, 1
 # A broker or client log line that repeats a commit of the canonical commit log (same
 # queue and offset, the log's second-precision time within one second before) is the same
@@ -164,7 +169,7 @@ class EventIds:
     """
 
     queues: DataFrame  # QUEUE_KEY, QUEUE_ID
-    files: DataFrame  # FILE_KEY, FILE_ID
+    files: DataFrame  # FILE_KEY, FILE_ID, PATH_ID
 
     @classmethod
     def of(cls, commits: DataFrame, snapshots: DataFrame, files: DataFrame | None = None) -> EventIds:
@@ -180,10 +185,17 @@ class EventIds:
             files = commits.select(*FILE_KEY).unionByName(
                 snapshots.select("source_file", F.lit(None).cast("string").alias("_file_hash"))
             )
-        return cls(numbered(queues, QUEUE_ID), numbered(files.select(*FILE_KEY), FILE_ID))
+        numbered_files = numbered(files.select(*FILE_KEY), FILE_ID)
+        path_id = F.min(FILE_ID).over(Window.partitionBy("source_file"))
+        return cls(numbered(queues, QUEUE_ID), numbered_files.withColumn(PATH_ID, path_id))
+
+    @property
+    def file_names(self) -> DataFrame:
+        """The text each FILE_ID stands for (FILE_KEY, FILE_ID)."""
+        return self.files.select(*FILE_KEY, FILE_ID)
 
     def encode(self, rows: DataFrame, *, files: bool = True, known_only: bool = False) -> DataFrame:
-        """``rows`` with QUEUE_ID (and FILE_ID) in place of the text they stand for.
+        """``rows`` with QUEUE_ID (and FILE_ID, PATH_ID) in place of the text they stand for.
 
         Every row must have its ids (see :func:`with_id`); with ``known_only``, rows of a queue
         the dictionary lacks are left out instead (a checkpointed queue with no event in the
@@ -194,7 +206,7 @@ class EventIds:
 
     def decode(self, rows: DataFrame) -> DataFrame:
         """``rows`` with the queue key and the file's text back, beside their ids."""
-        return rows.join(F.broadcast(self.queues), on=QUEUE_ID).join(F.broadcast(self.files), on=FILE_ID)
+        return rows.join(F.broadcast(self.queues), on=QUEUE_ID).join(F.broadcast(self.file_names), on=FILE_ID)
 
 
 def with_id(
@@ -234,6 +246,7 @@ def _seed_events(seed: DataFrame) -> DataFrame:
         F.lit(None).cast("timestamp").alias("event_at"),
         F.lit(SEED_RANK).alias("event_rank"),
         F.lit(-1).cast("long").alias(FILE_ID),
+        F.lit(-1).cast("long").alias(PATH_ID),
         F.lit(0).cast("long").alias("line_rank"),
         F.col("last_commit_client_host").alias("client_host"),
         *SEED_STATE,

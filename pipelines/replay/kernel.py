@@ -24,8 +24,8 @@ import pyarrow.compute as pc
 from pipelines.replay.expressions import holds
 from pipelines.replay.projections import REGRESSION, REPLAYED_COMMITS, STORED_OFFSET_TIMELINE
 
-# the queue's and the landed file's ids (pipelines.replay.events.EventIds)
-QUEUE_ID, FILE_ID = "_queue", "_file"
+# the queue's, the landed file's and its path's ids (pipelines.replay.events.EventIds)
+QUEUE_ID, FILE_ID, PATH_ID = "_queue", "_file", "_path"
 SEED_RANK = -1
 SEED_STATE = (
     "last_commit_offset",

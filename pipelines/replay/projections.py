@@ -93,9 +93,17 @@ SNAPSHOT_BEHIND_COMMIT = And(
 )
 COMMIT_REGRESSION = Col("is_regression")
 REGRESSION = Or((COMMIT_REGRESSION, SNAPSHOT_PAIR, SNAPSHOT_BEHIND_COMMIT))
-# A stable text position among a queue's observations at the same instant (REPLAY_ORDER's).
+# A stable text position among a queue's observations at the same instant, in REPLAY_ORDER's
+# terms: rank, landed file path, line number, the file's content hash (two versions of one path
+# can hold other lines at the same instant and line number; a snapshot's is null, left out).
 OBSERVATION_SEQ = JoinText(
-    "|", (Text(Col("event_rank")), Col("source_file"), PadLeft(Text(Col("line_rank")), 12, "0"))
+    "|",
+    (
+        Text(Col("event_rank")),
+        Col("source_file"),
+        PadLeft(Text(Col("line_rank")), 12, "0"),
+        Col("_file_hash"),
+    ),
 )
 
 REPLAYED_COMMITS = Projection(

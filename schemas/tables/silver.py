@@ -52,7 +52,8 @@ STORED_OFFSET_TIMELINE = TableSpec(
         ("consumer_group", STRING, False),
         ("queue_id", INT, False),
         ("observed_at", TIMESTAMP, False),
-        # position among observations at the same instant (see pipelines.replay.events.REPLAY_ORDER)
+        # position among observations at the same instant, "rank|path|line|content hash" (a snapshot's
+        # has no hash; see pipelines.replay.projections.OBSERVATION_SEQ)
         ("observation_seq", STRING, False),
         # commit | snapshot
         ("observation", STRING, False),

@@ -19,10 +19,12 @@ def observation(group: str, queue_id: int, at: datetime, kind: str, offset: int,
 
 
 FIRST = [
-    observation("billing", 1, T10, "commit", 100, "1|/l/c.jsonl|000000000007"),
+    observation("billing", 1, T10, "commit", 100, "1|/l/c.jsonl|000000000007|c1"),
     observation("billing", 1, T10 + timedelta(minutes=5), "snapshot", 90, "0|/l/snap.json|000000000000"),
-    observation("billing", 1, T10 + timedelta(minutes=10), "commit", 120, "1|/l/c.jsonl|000000000009"),
-    observation("shipping", 2, T10 - timedelta(hours=1), "commit", 5, "1|/l/c.jsonl|000000000001"),
+    observation("billing", 1, T10 + timedelta(minutes=10), "commit", 120, "1|/l/c.jsonl|000000000009|c2"),
+    observation(
+        "shipping", 2, T10 - timedelta(hours=1), "commit", 5, "1|/l/c.jsonl|000000000001"
+    ),  # an older lake's: no hash
 ]
 # a late file's commit, appended as the timeline's version 1
 LATE = observation("billing", 1, T10 + timedelta(minutes=6), "commit", 95, "1|/l/late.jsonl|000000000003")
@@ -37,14 +39,19 @@ def test_each_queue_shows_its_last_observation_at_the_instant_and_what_set_it(tm
     write_rows(tmp_path, STORED_OFFSET_TIMELINE, FIRST)
     at = "2026-11-21T10:07:00Z"
     answer = asof(capsys, tmp_path, "--at", at)
-    assert [(r["consumer_group"], r["stored_offset"], r["set_by"], r["source_file"], r["line_no"]) for r in answer] == [
-        ("billing", 90, "snapshot", "/l/snap.json", 0),
-        ("shipping", 5, "commit", "/l/c.jsonl", 1),
+    assert [(r["consumer_group"], r["stored_offset"], r["set_by"], r["source_file"], r["file_hash"], r["line_no"])
+            for r in answer] == [
+        ("billing", 90, "snapshot", "/l/snap.json", None, 0),
+        ("shipping", 5, "commit", "/l/c.jsonl", None, 1),
     ]  # fmt: skip
     assert [r["stored_offset"] for r in asof(capsys, tmp_path, "--at", at, "--group", "billing")] == [90]
     assert asof(capsys, tmp_path, "--at", at, "--topic", "payments") == []
     # at the very instant of an observation, that observation counts
-    assert [r["stored_offset"] for r in asof(capsys, tmp_path, "--at", "2026-11-21T10:10:00Z")] == [120, 5]
+    later = asof(capsys, tmp_path, "--at", "2026-11-21T10:10:00Z")
+    assert [(r["stored_offset"], r["file_hash"], r["line_no"]) for r in later] == [
+        (120, "c2", 9),
+        (5, None, 1),
+    ]
 
 
 def test_time_travel_reads_the_timeline_before_a_late_file_changed_it(tmp_path, capsys):

@@ -3,6 +3,7 @@ new lines are ingested, and the lake equals one that landed the whole file once.
 
 from __future__ import annotations
 
+import json
 import shutil
 from datetime import UTC, datetime, timedelta
 
@@ -13,6 +14,7 @@ from jobs.stages.runner import run_stages
 from jobs.tools.lake_compare import RUN_COLUMNS, compare_table, delta_tables
 from jobs.tools.simulator import SimulationSpec, simulate
 from schemas.config import Settings
+from schemas.tables import STORED_OFFSET_TIMELINE
 
 START = datetime(2026, 11, 21, tzinfo=UTC)
 END = START + timedelta(hours=1)
@@ -54,10 +56,52 @@ def test_a_grown_commit_file_adds_only_its_new_lines(spark, tmp_path):
     for path in sorted({*delta_tables(reference), *delta_tables(lake)}):
         if path.split("/")[0] in ("silver", "gold"):
             latest = "as_of" if path == "silver/replay_checkpoints" else None
-            # the first half's rows name the first copy's content hash
-            result = compare_table(reference, lake, path, RUN_COLUMNS | {"_file_hash"}, latest_of=latest)
+            # the first half's rows name the first copy's content hash, also in their observation_seq
+            ignored = RUN_COLUMNS | {"_file_hash", "observation_seq"}
+            result = compare_table(reference, lake, path, ignored, latest_of=latest)
             assert result.agrees, result.line()
+    for path in ("silver/stored_offset_timeline", "silver/offset_regressions"):
+        assert sorted(_seqs_without_hash(lake / path)) == sorted(_seqs_without_hash(reference / path))
     commits = DeltaTable(str(lake / "bronze/offset_commits")).to_pyarrow_table()
     assert (
         commits.num_rows == DeltaTable(str(reference / "bronze/offset_commits")).to_pyarrow_table().num_rows
     )
+
+
+def _seqs_without_hash(table) -> list[str]:
+    """The table's observation_seq values, "rank|path|line" (what a copy's hash leaves the same)."""
+    seqs = DeltaTable(str(table)).to_pyarrow_table().column("observation_seq").to_pylist()
+    return ["|".join(seq.split("|")[:3]) for seq in seqs]
+
+
+@pytest.mark.slow
+def test_a_commit_file_rewritten_with_other_content_is_a_second_version(spark, tmp_path):
+    """The same path landed again with other lines at the same instants and line numbers: both
+    versions are evidence, every observation keeps its own timeline row, and the audit passes."""
+    spec = SimulationSpec(
+        start=START, duration=timedelta(hours=1), topics=1, queues_per_topic=(2,), groups=1, clients_per_group=(1,),
+        snapshot_interval=timedelta(minutes=30), bak_every=0, progress_interval=timedelta(minutes=30), client_logs_for=0,
+        rate_scale=0.1,
+    )  # fmt: skip
+    landing = tmp_path / "landing"
+    simulate(spec, landing)
+    commit_files = sorted((landing / "commits").rglob("*.jsonl"))
+    assert commit_files
+    settings, lake = Settings(), tmp_path / "lake"
+    first = run_stages(settings, lake, landing, START, END, "r1")
+    lines = 0
+    for path in commit_files:  # the same commits, each one message further: another version of the file
+        rows = [json.loads(line) for line in path.read_text().splitlines()]
+        for row in rows:
+            row["offset"] += 1
+        path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+        lines += len(rows)
+    second = run_stages(settings, lake, landing, START, END, "r2")
+    assert not (first.quality_failed or second.quality_failed)
+
+    commits = DeltaTable(str(lake / "silver/offset_commits_replayed")).to_pyarrow_table()
+    assert commits.num_rows == 2 * lines
+    timeline = DeltaTable(str(lake / "silver/stored_offset_timeline")).to_pyarrow_table().to_pylist()
+    keys = {tuple(r[k] for k in STORED_OFFSET_TIMELINE.keys) for r in timeline}
+    assert len(keys) == len(timeline)
+    assert sum(r["observation"] == "commit" for r in timeline) == 2 * lines

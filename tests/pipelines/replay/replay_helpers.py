@@ -51,7 +51,16 @@ def at(seconds: float) -> datetime:
 
 
 def commit(
-    seconds, offset, line, *, queue=0, host="10.0.0.1:5000", evidence="commit_log", file="c.jsonl", group="g"
+    seconds,
+    offset,
+    line,
+    *,
+    queue=0,
+    host="10.0.0.1:5000",
+    evidence="commit_log",
+    file="c.jsonl",
+    group="g",
+    version="",
 ):
     return (
         "c1",
@@ -67,7 +76,7 @@ def commit(
         "update_offset",
         file,
         line,
-        "h-" + file,
+        "h-" + file + version,
     )
 
 

@@ -13,6 +13,7 @@ STATE = pa.table(
     {
         "event_rank": pa.array([1, 0, 1, 1], pa.int32()),
         "source_file": ["/l/c.jsonl", "/l/snap.json", "/l/c.jsonl", "/l/d.jsonl"],
+        "_file_hash": ["c1", None, "c1", "d1"],
         "line_rank": pa.array([7, 0, 1234567890123, 3], pa.int64()),
         "commit_offset": pa.array([90, None, 130, 5], pa.int64()),
         "snapshot_offset": pa.array([None, 80, None, None], pa.int64()),
@@ -32,10 +33,10 @@ STATE = pa.table(
 
 def test_arrow_renders_the_rules_with_sqls_nulls():
     assert expressions.arrow(OBSERVATION_SEQ, STATE).to_pylist() == [
-        "1|/l/c.jsonl|000000000007",
-        "0|/l/snap.json|000000000000",
-        "1|/l/c.jsonl|123456789012",  # cut to twelve characters, as Spark's lpad does
-        "1|/l/d.jsonl|000000000003",
+        "1|/l/c.jsonl|000000000007|c1",
+        "0|/l/snap.json|000000000000",  # a snapshot's file hash is null: left out
+        "1|/l/c.jsonl|123456789012|c1",  # cut to twelve characters, as Spark's lpad does
+        "1|/l/d.jsonl|000000000003|d1",
     ]
     assert expressions.holds(REGRESSION, STATE).to_pylist() == [True, True, False, False]
     timeline = STORED_OFFSET_TIMELINE.arrow(STATE.append_column("cluster", pa.array(["c"] * 4)).append_column(
@@ -48,8 +49,15 @@ def test_arrow_renders_the_rules_with_sqls_nulls():
 
 def test_spark_renders_the_same_values(spark):
     named = STATE.append_column("cluster", pa.array(["c"] * 4)).append_column("broker", pa.array(["b"] * 4))
-    for column in ("client_host", "topic", "consumer_group", "key_kind", "evidence", "commit_path", "stored_before_source",
-                   "_file_hash"):  # fmt: skip
+    for column in (
+        "client_host",
+        "topic",
+        "consumer_group",
+        "key_kind",
+        "evidence",
+        "commit_path",
+        "stored_before_source",
+    ):
         named = named.append_column(column, pa.array(["x"] * 4))
     named = (
         named.append_column("queue_id", pa.array([0] * 4, pa.int32()))

@@ -88,6 +88,28 @@ def test_commits_at_the_same_instant_replay_in_file_then_line_order(spark):
     ]
 
 
+def test_one_path_replays_in_line_order_across_its_versions_and_by_hash_within_a_line(spark):
+    # a longer copy of a file numbers its new lines on (its hash may sort before the first
+    # copy's); a file rewritten with other lines repeats line numbers: the hash parts those
+    same = [
+        commit(10, 100, 1, version="z"),
+        commit(10, 110, 2, version="z"),
+        commit(10, 120, 3, version="a"),  # the longer copy's new line
+        commit(20, 130, 4, version="b"),  # two versions' line 4 at the same instant
+        commit(20, 131, 4, version="c"),
+    ]
+    result = run(spark, same, [])
+    assert rows(result.commits, "line_no", "_file_hash", "stored_offset_before", "is_regression") == [
+        (1, "h-c.jsonlz", None, False),
+        (2, "h-c.jsonlz", 100, False),
+        (3, "h-c.jsonla", 110, False),
+        (4, "h-c.jsonlb", 120, False),
+        (4, "h-c.jsonlc", 130, False),
+    ]
+    seqs = rows(result.timeline, "observation_seq")
+    assert seqs == sorted(seqs) and seqs[2] == ("1|c.jsonl|000000000003|h-c.jsonla",)
+
+
 def test_previous_commit_wins_over_a_later_snapshot(spark):
     # specification: the previous commit, failing that the latest snapshot
     result = run(spark, [commit(10, 100, 1), commit(30, 95, 2)], [snapshot(20, 40)])
@@ -358,8 +380,9 @@ def test_the_replay_sorts_and_partitions_events_by_numbers_not_text(spark, capsy
         "_queue",
         "event_at",
         "event_rank",
-        "_file",
+        "_path",
         "line_rank",
+        "_file",
     ], plan
 
 
@@ -380,6 +403,7 @@ def test_the_kept_state_holds_what_the_four_tables_read_and_no_seed_state(spark)
     result = run(spark, [commit(20, 90, 2)], [], seed=first.checkpoint)
     assert result.state.columns == [
         "_file",
+        "_path",
         "_queue",
         "key_kind",
         "event_at",

@@ -43,7 +43,7 @@ from schemas.keys import CLIENT_STATE_KIND
 from schemas.records import PULL
 
 QUEUE = "cluster, broker, topic, consumer_group, queue_id"
-ORDER = "event_at, event_rank, source_file, line_rank"
+ORDER = "event_at, event_rank, source_file, line_rank, _file_hash"
 
 
 def _events_sql() -> str:
@@ -116,8 +116,8 @@ def _state_sql() -> str:
             FROM judged
         )
         SELECT *, CASE WHEN commit_offset IS NOT NULL THEN client_mark END AS client_offset_after,
-            concat_ws('|', CAST(event_rank AS VARCHAR), source_file, lpad(CAST(line_rank AS VARCHAR), 12, '0'))
-                AS observation_seq
+            concat_ws('|', CAST(event_rank AS VARCHAR), source_file, lpad(CAST(line_rank AS VARCHAR), 12, '0'),
+                      _file_hash) AS observation_seq
         FROM marked
     """
 
