@@ -138,7 +138,7 @@ SUITES = (
               offsets=("offset",)),
     _contract(t.SNAPSHOT_FILES, _codes("document_kind", "consumer_offsets", "lmq", "delay_offsets"),
               _codes("snapshot_source", "main", "bak"),
-              _codes("selection", "main", "bak_fallback", "bak_older", "bak_duplicate"), queue=None),
+              _codes("selection", "main", "bak_fallback", "bak_older", "bak_duplicate", "superseded"), queue=None),
     _contract(t.OFFSET_COMMITS, _EVIDENCE, _codes("commit_path", "update_offset", "pull_piggyback"), _KEY_KIND,
               offsets=("offset", "reported_store_offset")),
     _contract(t.QUEUE_OFFSETS, _codes("evidence", "consumer_progress", "topic_status"),

@@ -73,6 +73,8 @@ _META = ("cluster", "broker", "snapshot_at", "snapshot_source", "source_file", "
 SNAPSHOT_IDENTITY = ("cluster", "broker", "snapshot_at", "document_kind")
 SNAPSHOT_FILE_COLUMNS = [c for c in SNAPSHOT_FILES.columns if c != "_ingest_run_id"]
 REPLAYED_SELECTIONS = ("main", "bak_fallback")
+# an earlier version of a snapshot path that landed again with other content (select_snapshot_documents)
+SUPERSEDED = "_superseded"
 
 
 @dataclass(frozen=True)
@@ -317,6 +319,9 @@ def select_snapshot_files(files: DataFrame) -> DataFrame:
     no main file is healthy (missing, empty, corrupt), ``bak_older`` (the previous write, an
     older snapshot) otherwise. The replay replays ``main`` and ``bak_fallback`` files.
     Identity is (cluster, broker, time): two brokers with identical files are two snapshots.
+    A row whose ``_superseded`` column is true (when ``files`` has one) is an earlier version
+    of a path that landed again with other content: ``superseded``, never replayed, and left
+    out of the rule (see :func:`select_snapshot_documents`).
 
         broker  file                     hash  healthy            ->  selection
         a       consumerOffset.json      h1    yes                    main
@@ -329,7 +334,8 @@ def select_snapshot_files(files: DataFrame) -> DataFrame:
     snapshot = Window.partitionBy(*SNAPSHOT_IDENTITY).rowsBetween(
         Window.unboundedPreceding, Window.unboundedFollowing
     )
-    is_main = F.col("snapshot_source") == "main"
+    superseded = F.col(SUPERSEDED) if SUPERSEDED in files.columns else F.lit(False)
+    is_main = (F.col("snapshot_source") == "main") & ~superseded
     tagged = files.withColumns(
         {
             "_main_hashes": F.collect_set(F.when(is_main, F.col("_file_hash"))).over(snapshot),
@@ -337,7 +343,8 @@ def select_snapshot_files(files: DataFrame) -> DataFrame:
         }
     )
     selection = (
-        F.when(is_main, F.lit("main"))
+        F.when(superseded, F.lit("superseded"))
+        .when(is_main, F.lit("main"))
         .when(F.array_contains("_main_hashes", F.col("_file_hash")), F.lit("bak_duplicate"))
         .when(~F.col("_has_healthy_main"), F.lit("bak_fallback"))
         .otherwise(F.lit("bak_older"))
@@ -352,14 +359,22 @@ def select_snapshot_documents(documents: DataFrame, earlier: DataFrame | None = 
     """Apply the .bak rule (:func:`select_snapshot_files`) to ``documents`` and, for the
     snapshots they belong to, to the files ``earlier`` (bronze/snapshot_files rows of files
     landed before) says landed already: a .bak that landed alone is replayed in place of its
-    main file until the main file lands."""
-    batch = snapshot_files(documents)
+    main file until the main file lands.
+
+    A snapshot is the broker's table at one instant: a path that lands again with other
+    content replaces what it said, and its earlier version is ``superseded`` (kept in bronze,
+    no longer replayed; once superseded, always)."""
+    batch = snapshot_files(documents).withColumn(SUPERSEDED, F.lit(False))
     if earlier is not None:
         touched = earlier.join(
             batch.select(*SNAPSHOT_IDENTITY).distinct(), on=list(SNAPSHOT_IDENTITY), how="left_semi"
         )
         before = touched.join(
             batch.select("source_file", "_file_hash"), on=["source_file", "_file_hash"], how="left_anti"
+        )
+        rewritten = F.broadcast(batch.select("source_file", F.lit(True).alias("_rewritten")).distinct())
+        before = before.join(rewritten, on="source_file", how="left").withColumn(
+            SUPERSEDED, F.coalesce("_rewritten", F.lit(False)) | (F.col("selection") == "superseded")
         )
         batch = batch.unionByName(before.select(*batch.columns))
     files = select_snapshot_files(batch)

@@ -18,8 +18,8 @@ from schemas.tables.spec import (
 OFFSET_SNAPSHOTS = TableSpec(
     layer="bronze",
     name="offset_snapshots",
-    grain="one row per (snapshot, topic@group key, queue)",
-    keys=("cluster", "broker", "snapshot_at", "snapshot_source", "topic", "consumer_group", "queue_id"),
+    grain="one row per (snapshot file version, topic@group key, queue)",
+    keys=("cluster", "broker", "snapshot_at", "snapshot_source", "topic", "consumer_group", "queue_id", "_file_hash"),
     event_time="snapshot_at",
     partition_by=("snapshot_date",),
     high_cardinality=("offset",),
@@ -158,8 +158,8 @@ GROUP_CONNECTIONS = TableSpec(
 DELAY_OFFSETS = TableSpec(
     layer="bronze",
     name="delay_offsets",
-    grain="one row per (snapshot of delayOffset.json, delay level)",
-    keys=("cluster", "broker", "snapshot_at", "snapshot_source", "delay_level"),
+    grain="one row per (version of a delayOffset.json snapshot file, delay level)",
+    keys=("cluster", "broker", "snapshot_at", "snapshot_source", "delay_level", "_file_hash"),
     event_time="snapshot_at",
     schema=fields(
         ("cluster", STRING, False),
@@ -193,7 +193,8 @@ SNAPSHOT_FILES = TableSpec(
         ("_file_hash", STRING, False),
         # why the whole document was rejected (missing, empty, corrupt...); null: healthy
         ("document_status", STRING, True),
-        # main | bak_fallback (replayed: no healthy main file) | bak_older | bak_duplicate (not ingested)
+        # main | bak_fallback (replayed: no healthy main file) | bak_older | bak_duplicate (not ingested) |
+        # superseded (the path landed again with other content)
         ("selection", STRING, False),
         ("is_replayed", BOOLEAN, False),
         # the ingest run that stored this decision (a .bak's changes when its main file lands later)

@@ -1,9 +1,12 @@
-"""A commit stream landed again, longer (a collector copying a file still being written): only its
-new lines are ingested, and the lake equals one that landed the whole file once."""
+"""A landed file that lands again under the same path: a commit stream longer (a collector copying a
+file still being written) adds only its new lines, and the lake equals one that landed the whole file
+once; a commit stream with other content is a second version; a snapshot with other content
+replaces what the earlier version said."""
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from datetime import UTC, datetime, timedelta
 
@@ -105,3 +108,35 @@ def test_a_commit_file_rewritten_with_other_content_is_a_second_version(spark, t
     keys = {tuple(r[k] for k in STORED_OFFSET_TIMELINE.keys) for r in timeline}
     assert len(keys) == len(timeline)
     assert sum(r["observation"] == "commit" for r in timeline) == 2 * lines
+
+
+@pytest.mark.slow
+def test_a_snapshot_rewritten_with_other_content_replaces_what_it_said(spark, tmp_path):
+    """A snapshot is the broker's table at one instant: its path landed again with other offsets
+    supersedes the earlier version, and the lake's replay equals one that saw only the new one."""
+    spec = SimulationSpec(
+        start=START, duration=timedelta(hours=1), topics=1, queues_per_topic=(2,), groups=1, clients_per_group=(1,),
+        snapshot_interval=timedelta(minutes=30), bak_every=0, progress_interval=timedelta(minutes=30), client_logs_for=0,
+        rate_scale=0.1,
+    )  # fmt: skip
+    landing = tmp_path / "landing"
+    simulate(spec, landing)
+    settings, lake, reference = Settings(), tmp_path / "lake", tmp_path / "reference"
+    first = run_stages(settings, lake, landing, START, END, "r1")
+    snapshots = sorted((landing / "snapshots").rglob("consumerOffset.json"))
+    assert snapshots
+    for path in snapshots:  # every stored offset one further: "queue: offset" pairs in the offset table
+        path.write_text(re.sub(r"(\d+):(\d+)", lambda m: f"{m[1]}:{int(m[2]) + 1}", path.read_text()))
+    second = run_stages(settings, lake, landing, START, END, "r2")
+    once = run_stages(settings, reference, landing, START, END, "r1")
+    assert not (first.quality_failed or second.quality_failed or once.quality_failed)
+
+    files = DeltaTable(str(lake / "bronze/snapshot_files")).to_pyarrow_table().to_pylist()
+    assert sorted(
+        r["selection"] for r in files if r["source_file"].endswith("consumerOffset.json")
+    ) == sorted(["main"] * len(snapshots) + ["superseded"] * len(snapshots))
+    for path in sorted({*delta_tables(reference), *delta_tables(lake)}):
+        if path.split("/")[0] in ("silver", "gold"):
+            latest = "as_of" if path == "silver/replay_checkpoints" else None
+            result = compare_table(reference, lake, path, RUN_COLUMNS, latest_of=latest)
+            assert result.agrees, result.line()

@@ -427,3 +427,35 @@ def test_a_bak_that_landed_alone_stands_in_until_its_main_file_lands(spark):
         ("main", "main", True),
     ]
     assert [r.source_file for r in later.ingest.collect()] == ["/landing/a/consumerOffset.json"]
+
+
+def test_a_snapshot_path_landed_again_with_other_content_supersedes_its_earlier_version(spark):
+    first = select_snapshot_documents(
+        documents(
+            spark,
+            doc("a/consumerOffset.json", '{"T@g":{0:5}}', file_hash="m1"),
+            doc("a/consumerOffset.json.bak", '{"T@g":{0:4}}', source="bak", file_hash="b1"),
+        )
+    )
+    stored = spark.createDataFrame(first.files.collect(), first.files.schema)
+    rewritten = documents(spark, doc("a/consumerOffset.json", '{"T@g":{0:6}}', file_hash="m2"))
+    second = select_snapshot_documents(rewritten, earlier=stored)
+    decided = sorted((r._file_hash, r.selection, r.is_replayed) for r in second.files.collect())
+    assert decided == [("b1", "bak_older", False), ("m1", "superseded", False), ("m2", "main", True)]
+    assert [r._file_hash for r in second.ingest.collect()] == ["m2"]
+    # the .bak landing again supersedes its own earlier version, and the main file's earlier
+    # version stays superseded (as stored), not main again
+    stored = spark.createDataFrame(
+        [r for r in stored.collect() if r._file_hash != "m1"]
+        + [r for r in second.files.collect() if r._file_hash != "b1"],
+        first.files.schema,
+    )
+    bak = documents(spark, doc("a/consumerOffset.json.bak", '{"T@g":{0:5}}', source="bak", file_hash="b2"))
+    third = select_snapshot_documents(bak, earlier=stored)
+    decided = sorted((r._file_hash, r.selection, r.is_replayed) for r in third.files.collect())
+    assert decided == [
+        ("b1", "superseded", False),
+        ("b2", "bak_older", False),
+        ("m1", "superseded", False),
+        ("m2", "main", True),
+    ]
