@@ -21,6 +21,12 @@ from schemas.tables import STORED_OFFSET_TIMELINE
 
 START = datetime(2026, 11, 21, tzinfo=UTC)
 END = START + timedelta(hours=1)
+# an hour of one group on two queues, snapshots every half hour
+SMALL = SimulationSpec(
+    start=START, duration=timedelta(hours=1), topics=1, queues_per_topic=(2,), groups=1, clients_per_group=(1,),
+    snapshot_interval=timedelta(minutes=30), bak_every=0, progress_interval=timedelta(minutes=30), client_logs_for=0,
+    rate_scale=0.1,
+)  # fmt: skip
 
 
 @pytest.mark.slow
@@ -81,13 +87,8 @@ def _seqs_without_hash(table) -> list[str]:
 def test_a_commit_file_rewritten_with_other_content_is_a_second_version(spark, tmp_path):
     """The same path landed again with other lines at the same instants and line numbers: both
     versions are evidence, every observation keeps its own timeline row, and the audit passes."""
-    spec = SimulationSpec(
-        start=START, duration=timedelta(hours=1), topics=1, queues_per_topic=(2,), groups=1, clients_per_group=(1,),
-        snapshot_interval=timedelta(minutes=30), bak_every=0, progress_interval=timedelta(minutes=30), client_logs_for=0,
-        rate_scale=0.1,
-    )  # fmt: skip
     landing = tmp_path / "landing"
-    simulate(spec, landing)
+    simulate(SMALL, landing)
     commit_files = sorted((landing / "commits").rglob("*.jsonl"))
     assert commit_files
     settings, lake = Settings(), tmp_path / "lake"
@@ -114,13 +115,8 @@ def test_a_commit_file_rewritten_with_other_content_is_a_second_version(spark, t
 def test_a_snapshot_rewritten_with_other_content_replaces_what_it_said(spark, tmp_path):
     """A snapshot is the broker's table at one instant: its path landed again with other offsets
     supersedes the earlier version, and the lake's replay equals one that saw only the new one."""
-    spec = SimulationSpec(
-        start=START, duration=timedelta(hours=1), topics=1, queues_per_topic=(2,), groups=1, clients_per_group=(1,),
-        snapshot_interval=timedelta(minutes=30), bak_every=0, progress_interval=timedelta(minutes=30), client_logs_for=0,
-        rate_scale=0.1,
-    )  # fmt: skip
     landing = tmp_path / "landing"
-    simulate(spec, landing)
+    simulate(SMALL, landing)
     settings, lake, reference = Settings(), tmp_path / "lake", tmp_path / "reference"
     first = run_stages(settings, lake, landing, START, END, "r1")
     snapshots = sorted((landing / "snapshots").rglob("consumerOffset.json"))
