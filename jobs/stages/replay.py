@@ -17,6 +17,7 @@ from pyspark.sql import functions as F
 from jobs.io.lake import Lake
 from jobs.io.replay_writer import ReplayWriter
 from jobs.sources import LOGGED_COMMITS, REPLAYED_EVIDENCE, SNAPSHOTS, kinds
+from jobs.sources.client_offsets import SOURCE as CLIENT_OFFSETS
 from jobs.stages.context import ReplayInterval, RunContext
 from jobs.stages.intervals import (
     TICK,
@@ -95,6 +96,13 @@ def _file_names(files: DataFrame) -> DataFrame:
     return files.select("source_file", F.when(~is_snapshot, F.col("_file_hash")).alias("_file_hash"))
 
 
+def _latest_client_versions(files: DataFrame) -> DataFrame:
+    """Of ``files`` (see _evidence_files), each broadcasting client's offsets file in the version
+    landed last (``source_file``, ``_file_hash``): the one the replay replays."""
+    clients = files.where(F.col("source_kind") == CLIENT_OFFSETS.kind)
+    return clients.groupBy("source_file").agg(F.max_by("_file_hash", "ingested_at").alias("_file_hash"))
+
+
 def run_replay(
     lake: Lake,
     settings: Settings,
@@ -118,7 +126,9 @@ def run_replay(
     result = replay(
         lake.read(OFFSET_COMMITS, start=start, end=end),
         replayed_snapshots(
-            lake.read(OFFSET_SNAPSHOTS, start=start, end=end), lake.read(SNAPSHOT_FILES, start=start, end=end)
+            lake.read(OFFSET_SNAPSHOTS, start=start, end=end),
+            lake.read(SNAPSHOT_FILES, start=start, end=end),
+            _latest_client_versions(files),
         ),
         checkpoint_at(lake, start),
         broadcast_logged=_logged_at_most(files) <= settings.replay.broadcast_logged_commits,

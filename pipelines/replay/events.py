@@ -52,19 +52,27 @@ REPLAYED_SNAPSHOT_SOURCES = ("main", "bak", "lmq", "lmq_bak")
 CLIENT_STATE_SOURCE = "client_offsets"  # a broadcasting client's offsets.json (the ingest chose main or .bak)
 
 
-def replayed_snapshots(snapshots: DataFrame, snapshot_files: DataFrame) -> DataFrame:
+def replayed_snapshots(
+    snapshots: DataFrame, snapshot_files: DataFrame, client_files: DataFrame | None = None
+) -> DataFrame:
     """The bronze snapshot rows to replay: those of the files the ingest's .bak rule marks as
     replayed (bronze/snapshot_files ``is_replayed``: every main file, and a ``.bak`` only where
     no healthy main file of its snapshot landed; a ``.bak`` beside its main file is one persist
     older and would read as a false decrease), and broadcasting clients' own offsets.
 
     A client's offsets are its state, not the broker's: each client instance's are replayed
-    as a group of its own (schemas.keys.client_state_group), ``key_kind`` ``broadcast_client``."""
+    as a group of its own (schemas.keys.client_state_group), ``key_kind`` ``broadcast_client``.
+    ``client_files`` (``source_file``, ``_file_hash``), when given, are the client files to
+    replay: a client's offsets are its state at one instant, so of a path that landed again
+    with other content only the version landed last counts (the caller knows the order)."""
     replayed = snapshot_files.where(F.col("is_replayed")).select("source_file", "_file_hash")
     broker_files = snapshots.where(F.col("snapshot_source").isin(*REPLAYED_SNAPSHOT_SOURCES)).join(
         F.broadcast(replayed), on=["source_file", "_file_hash"], how="left_semi"
     )
-    clients = snapshots.where(F.col("snapshot_source") == CLIENT_STATE_SOURCE).withColumns(
+    clients = snapshots.where(F.col("snapshot_source") == CLIENT_STATE_SOURCE)
+    if client_files is not None:
+        clients = clients.join(F.broadcast(client_files), on=["source_file", "_file_hash"], how="left_semi")
+    clients = clients.withColumns(
         {
             "consumer_group": client_state_group(F.col("consumer_group"), F.col("client_id")),
             "key_kind": F.lit(CLIENT_STATE_KIND),

@@ -76,3 +76,25 @@ def test_each_broadcasting_client_has_its_own_timeline_lag_and_status(spark, tmp
         (f"quotes@{a}", "OK", 50, 10),
         (f"quotes@{b}", "OK", 50, 70),
     ]
+
+
+def test_a_clients_offsets_landed_again_with_other_content_replace_what_they_said(spark, tmp_path):
+    # a client's offsets.json is its state at one instant: of two versions of one path, the one
+    # landed last is replayed, and the re-run of the interval passes the audit
+    landing, lake_root = tmp_path / "landing", tmp_path / "lake"
+    client = "10.0.0.5@DEFAULT"
+    _land(landing, 0, {client: 100}, 150)
+    _land(landing, 10, {client: 140}, 160)
+    end = START + timedelta(hours=1)
+    first = run_stages(Settings(), lake_root, landing, START, end, "r1")
+    stamp = f"{START + timedelta(minutes=10):%Y-%m-%dT%H:%M:%SZ}"
+    (landing / "client_offsets" / "prod-1" / stamp / client / "quotes" / "offsets.json").write_text(
+        _offsets_json({0: 145})
+    )
+    second = run_stages(Settings(), lake_root, landing, START, end, "r2")
+    assert not (first.quality_failed or second.quality_failed)
+    lake = Lake(spark, lake_root)
+    assert rows(lake.read(STORED_OFFSET_TIMELINE), "observed_at", "stored_offset") == [
+        (START, 100),
+        (START + timedelta(minutes=10), 145),
+    ]
