@@ -26,16 +26,21 @@ from pipelines.replay.kernel import (
     STATE_TYPES,
     replay_batches,
 )
+from pipelines.replay.projections import OBSERVATION_SEQ_SEPARATOR
 from schemas.keys import CLIENT_STATE_KIND
 from schemas.tables import QUEUE_KEY
 
 # The replay's rows carry the queue key and the landed file as integers (see EventIds):
 # QUEUE_ID numbers the queue, FILE_ID the (source_file, _file_hash) pair in their sort order,
-# PATH_ID the path alone (the lowest FILE_ID of its versions).
+# PATH_ID the path alone (the lowest FILE_ID of its versions). Paths are ordered as the text
+# ``path + OBSERVATION_SEQ_SEPARATOR``, the way observation_seq (pipelines.replay.projections) compares them:
+# ``a.jsonl`` after ``a.jsonl.gz``, as ``a.jsonl|`` sorts after ``a.jsonl.``, so the last
+# observation of an instant is the same to the replay and to every reader of observation_seq.
 # An event's position in its queue's replay order, counted from 1 (the seed row, if any, is 1):
 # later events have larger numbers, so "the last event" is a max, which Spark aggregates by hash.
 EVENT_SEQ = "event_seq"
 FILE_KEY = ("source_file", "_file_hash")
+_PATH_TEXT = "_path_text"
 # Replay order within a queue: time, rank, path, line, then content hash (FILE_ID orders the
 # versions of one path). A longer copy of a file numbers its new lines on from the earlier
 # copy's (jobs.io.growth), so the line, not the version, orders one path's lines; the hash only
@@ -193,7 +198,10 @@ class EventIds:
             files = commits.select(*FILE_KEY).unionByName(
                 snapshots.select("source_file", F.lit(None).cast("string").alias("_file_hash"))
             )
-        numbered_files = numbered(files.select(*FILE_KEY), FILE_ID)
+        in_text_order = files.select(
+            F.concat("source_file", F.lit(OBSERVATION_SEQ_SEPARATOR)).alias(_PATH_TEXT), *FILE_KEY
+        )
+        numbered_files = numbered(in_text_order, FILE_ID).drop(_PATH_TEXT)
         path_id = F.min(FILE_ID).over(Window.partitionBy("source_file"))
         return cls(numbered(queues, QUEUE_ID), numbered_files.withColumn(PATH_ID, path_id))
 

@@ -96,8 +96,10 @@ REGRESSION = Or((COMMIT_REGRESSION, SNAPSHOT_PAIR, SNAPSHOT_BEHIND_COMMIT))
 # A stable text position among a queue's observations at the same instant, in REPLAY_ORDER's
 # terms: rank, landed file path, line number, the file's content hash (two versions of one path
 # can hold other lines at the same instant and line number; a snapshot's is null, left out).
+# The replay orders paths as this text does (pipelines.replay.events.EventIds).
+OBSERVATION_SEQ_SEPARATOR = "|"
 OBSERVATION_SEQ = JoinText(
-    "|",
+    OBSERVATION_SEQ_SEPARATOR,
     (
         Text(Col("event_rank")),
         Col("source_file"),

@@ -88,6 +88,19 @@ def test_commits_at_the_same_instant_replay_in_file_then_line_order(spark):
     ]
 
 
+def test_a_path_and_a_longer_path_it_prefixes_replay_in_observation_seq_order(spark):
+    # "a.jsonl|..." sorts after "a.jsonl.gz|...": the replay's last observation of an instant
+    # must be the one observation_seq names last (asof and the lag mart take that one)
+    same = [commit(10, 100, 1, file="a.jsonl"), commit(10, 90, 1, file="a.jsonl.gz")]
+    result = run(spark, same, [])
+    assert rows(result.commits, "source_file", "stored_offset_before", "is_regression") == [
+        ("a.jsonl", 90, False),  # after a.jsonl.gz's line
+        ("a.jsonl.gz", None, False),
+    ]
+    timeline = rows(result.timeline, "observation_seq", "stored_offset")
+    assert max(timeline) == ("1|a.jsonl|000000000001|h-a.jsonl", 100)
+
+
 def test_one_path_replays_in_line_order_across_its_versions_and_by_hash_within_a_line(spark):
     # a longer copy of a file numbers its new lines on (its hash may sort before the first
     # copy's); a file rewritten with other lines repeats line numbers: the hash parts those

@@ -39,11 +39,14 @@ from pipelines.replay.explain import (
     SLACK_SECONDS,
 )
 from pipelines.replay.kernel import SNAPSHOT_SETTLE_SECONDS
+from pipelines.replay.projections import OBSERVATION_SEQ_SEPARATOR
 from schemas.keys import CLIENT_STATE_KIND
 from schemas.records import PULL
 
 QUEUE = "cluster, broker, topic, consumer_group, queue_id"
-ORDER = "event_at, event_rank, source_file, line_rank, _file_hash"
+SEP = literal(OBSERVATION_SEQ_SEPARATOR)
+# Paths in the text order observation_seq compares them (pipelines.replay.events.EventIds).
+ORDER = f"event_at, event_rank, source_file || {SEP}, line_rank, _file_hash"
 
 
 def _events_sql() -> str:
@@ -116,7 +119,7 @@ def _state_sql() -> str:
             FROM judged
         )
         SELECT *, CASE WHEN commit_offset IS NOT NULL THEN client_mark END AS client_offset_after,
-            concat_ws('|', CAST(event_rank AS VARCHAR), source_file, lpad(CAST(line_rank AS VARCHAR), 12, '0'),
+            concat_ws({SEP}, CAST(event_rank AS VARCHAR), source_file, lpad(CAST(line_rank AS VARCHAR), 12, '0'),
                       _file_hash) AS observation_seq
         FROM marked
     """
