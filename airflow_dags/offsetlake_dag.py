@@ -6,8 +6,13 @@ run's data interval (``--from {{ data_interval_start }} --to {{ data_interval_en
 ISO-8601 UTC, never "now") with the run's id shared by all stages. The setup task ``session``
 starts a Spark session the stages share (``offsetlake session start``, jobs.cli.shared_session):
 each stage's process hands its command to it instead of starting a JVM of its own, and the
-teardown task ``end_session`` stops it, whatever the stages did. A session that cannot start
-leaves each stage to run in its own process; ``OFFSETLAKE_SHARED_SESSION=off`` does the same.
+teardown task ``end_session`` releases it, whatever the stages did: the session stays for the
+next interval (its ``session`` task then finds it running, warm) unless it has served a day
+(then it stops, and the next interval starts a fresh one); it stops on its own after
+``keep_session`` without a command. A session whose code or settings differ from the next
+interval's (a new release installed) is replaced by that interval's ``session`` task. A session
+that cannot start leaves each stage to run in its own process; ``OFFSETLAKE_SHARED_SESSION=off``
+does the same.
 The audit exits with code 4 when a data-quality check of severity ``error`` fails: the task fails, is retried,
 and publish does not run, so analysts keep the last audited gold tables. Runs are
 processed one at a time and in order (``max_active_runs=1``, ``depends_on_past``), and
@@ -34,6 +39,9 @@ Read when a task runs (Airflow Variable, else the environment variable):
 - ``offsetlake_config`` / ``OFFSETLAKE_CONFIG``: TOML settings file (optional)
 - ``offsetlake_retention`` / ``OFFSETLAKE_RETENTION``: the maintenance's vacuum retention, ISO-8601
   (optional; default and minimum ``PT168H``)
+- ``offsetlake_keep_session`` / ``OFFSETLAKE_KEEP_SESSION``: how long the shared session waits for
+  the next interval, ISO-8601 (default ``PT2H``: longer than an hourly schedule's gap), or ``off``
+  to stop it at the end of each interval
 
 This file only wires tasks: it imports no Spark and no data-quality library.
 """
@@ -51,6 +59,8 @@ STAGES = ("ingest", "replay", "marts", "audit", "publish")
 REPORT = "report"
 MAINTAIN = "maintain"
 SESSION, END_SESSION = "session", "end_session"
+# longer than an hourly schedule's gap between one interval's end and the next one's start
+DEFAULT_KEEP_SESSION = "PT2H"
 # the gold tables publish writes (schemas.tables.GOLD_TABLES; a test holds the two together)
 GOLD_TABLES = (
     "consumer_lag",
@@ -100,14 +110,22 @@ def stage_command(stage: str, *, command: str, landing: str, lake: str, config: 
     return shlex.join(words)
 
 
-def session_command(action: str, *, command: str, lake: str, config: str | None) -> str:
-    """The shell command that starts (for the interval, so that a short one starts a quick JVM) or
-    stops the interval's shared session."""
+def session_command(
+    action: str, *, command: str, lake: str, config: str | None, keep: str | None = None
+) -> str:
+    """The shell command that starts the interval's shared session (for the interval, so that a short
+    one starts a quick JVM), or ends the interval: releases the session, kept for ``keep`` (an
+    ISO-8601 duration), or stops it when ``keep`` is off."""
+    if action == "end":
+        kept = (keep or "").strip().lower() not in ("off", "0", "false", "no")
+        action = "release" if kept else "stop"
     words = [*shlex.split(command), "session", action, "--lake", lake]
     if action == "start":
         words += ["--from", INTERVAL_START, "--to", INTERVAL_END, "--optional"]
         if config:
             words += ["--config", config]
+    if action == "release":
+        words += ["--idle", keep]
     return shlex.join(words)
 
 
@@ -139,8 +157,8 @@ def configured_command(stage: str) -> str:
             f"{[m.upper() for m in missing]}) to the landing directory and the lake root"
         )
     if stage in (SESSION, END_SESSION):
-        return session_command("start" if stage == SESSION else "stop", command=setting("command", "offsetlake"),
-                               lake=lake, config=setting("config"))  # fmt: skip
+        return session_command("start" if stage == SESSION else "end", command=setting("command", "offsetlake"),
+                               lake=lake, config=setting("config"), keep=setting("keep_session", DEFAULT_KEEP_SESSION))  # fmt: skip
     if stage == MAINTAIN:
         return maintain_command(
             command=setting("command", "offsetlake"), lake=lake, config=setting("config"),

@@ -17,11 +17,21 @@ What Spark and Java print goes to the session's log (``<lake>/logs/session-<time
 
 The server runs one command at a time, in the order they arrive. It refuses a command whose
 settings differ from its own (another ``--config`` file or content, ``--master`` or
-``--delta-engine``): that command runs in its own process, as without a session. A command whose
+``--delta-engine``) or whose code does (a new release installed, a dependency upgraded, since the
+session started: its process runs the code it loaded then): that command runs in its own process,
+as without a session, and the next ``session start`` replaces the session. A command whose
 process ends before its stage does (a task killed by Airflow) has its Spark jobs cancelled, as if
 its own process had been killed; the next run resumes from what the lake holds. The server ends
 on ``session stop``, after ``--idle`` without a command (default PT30M, so a session whose
-teardown never ran does not live on), or when its Spark context has stopped. With no session
+teardown never ran does not live on), or when its Spark context has stopped.
+
+An interval's teardown may keep the session for the next interval instead of stopping it:
+
+    offsetlake session release --lake L --idle PT2H   # kept for the next start, or stopped if due
+
+``release`` stops a session that has served longer than ``--renew-after`` (default P1D: a process
+lives a day of runs at most, then the next interval starts a fresh one); otherwise the session
+waits up to ``--idle`` for the next command. With no session
 running, or ``OFFSETLAKE_SHARED_SESSION=off``, every command runs in its own process.
 
 The client side (:func:`delegate`) imports nothing but the standard library: a served command
@@ -49,10 +59,14 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+# the project's packages a session runs (airflow_dags is read by Airflow, never by a session)
+_PACKAGES = ("jobs", "pipelines", "schemas")
+_PROJECT_ROOT = Path(__file__).resolve().parents[2]
 # the commands a session serves: ``run`` and each stage (jobs.stages.runner.STAGE_NAMES)
 SERVED_COMMANDS = ("run", "ingest", "replay", "marts", "audit", "publish")
 OFF_VARIABLE = "OFFSETLAKE_SHARED_SESSION"
 DEFAULT_IDLE = timedelta(minutes=30)
+DEFAULT_RENEW_AFTER = timedelta(days=1)
 START_TIMEOUT = timedelta(minutes=5)
 REQUEST_TIMEOUT = 30  # seconds a connected client has to send its request
 STATUS_TIMEOUT = 10  # seconds ``session status`` waits for a session serving a command
@@ -84,14 +98,29 @@ def socket_path(lake: str | Path) -> Path:
     return runtime_dir() / (hashlib.sha256(_lake_key(lake).encode()).hexdigest()[:20] + ".sock")
 
 
+def code_version(root: Path = _PROJECT_ROOT) -> str:
+    """A digest of the code a command runs: the project's packages under ``root`` (every source
+    file's path and content) and the installed dependencies (each site-packages directory's last
+    change, which an install, upgrade or removal makes), under this Python."""
+    digest = hashlib.sha256(sys.version.encode())
+    for package in _PACKAGES:
+        for path in sorted((root / package).rglob("*.py")):
+            digest.update(f"\0{path.relative_to(root)}\0".encode() + path.read_bytes())
+    for directory in sorted(p for p in sys.path if p.endswith("site-packages")):
+        with contextlib.suppress(OSError):
+            digest.update(f"\0{directory}\0{os.stat(directory).st_mtime_ns}".encode())
+    return digest.hexdigest()
+
+
 def fit(config: Path | None, master: str | None, delta_engine: str | None) -> dict[str, str | None]:
-    """What a served command's settings must equal the session's in: the settings file (its path
-    and content), the master and the Delta engine."""
+    """What a served command must equal the session in: the settings file (its path and content),
+    the master, the Delta engine and the code (:func:`code_version`)."""
     digest = None
     if config is not None and Path(config).is_file():
         digest = hashlib.sha256(Path(config).read_bytes()).hexdigest()
     path = str(Path(config).resolve()) if config is not None else None
-    return {"config": path, "config_sha256": digest, "master": master, "delta_engine": delta_engine}
+    return {"config": path, "config_sha256": digest, "master": master, "delta_engine": delta_engine,
+            "code": code_version()}  # fmt: skip
 
 
 def _options() -> argparse.ArgumentParser:
@@ -321,6 +350,7 @@ class Server:
         settings_options(parser)
         args = parser.parse_args(self.spec["settings_argv"])
         settings = settings_from(args)
+        self.fit = {**self.fit, "code": code_version()}  # the code this process loaded, as it starts
         interval = self.spec.get("interval_seconds")
         return build_session(settings.spark, None, timedelta(seconds=interval) if interval else None)
 
@@ -345,6 +375,13 @@ class Server:
                     return 0
                 if request["kind"] == "status":
                     _send(connection, self.status())
+                    continue
+                if request["kind"] == "release":
+                    if time.time() - self.started >= request["renew_after_seconds"]:
+                        _send(connection, {"kind": "stopped", "pid": os.getpid(), "served": self.served})
+                        return 0
+                    listener.settimeout(request["idle_seconds"])
+                    _send(connection, {**self.status(), "kind": "kept"})
                     continue
                 self._run(request, connection)
             if self.spark.sparkContext._jsc.sc().isStopped():
@@ -420,7 +457,7 @@ def start(spec: dict, log: Path) -> dict:
             [sys.executable, "-m", "jobs.cli.shared_session", json.dumps({**spec, "log": str(log)})],
             stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
             cwd=runtime_dir(),  # not the caller's: an Airflow task's working directory ends with the task
-            env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[2]),
+            env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(_PROJECT_ROOT),
                                                                            os.environ.get("PYTHONPATH")]))},
         )  # fmt: skip
     deadline = time.monotonic() + START_TIMEOUT.total_seconds()
@@ -435,11 +472,12 @@ def start(spec: dict, log: Path) -> dict:
     raise SessionError(f"the session did not start within {START_TIMEOUT}; its log: {log}")
 
 
-def stop(lake: str | Path) -> dict | None:
-    """Stop the lake's session after the command it is serving; its last status (None: none ran)."""
-    answer = ask(lake, {"kind": "stop"})
-    if answer is None:
-        return None
+def stop(lake: str | Path, request: dict | None = None) -> dict | None:
+    """Stop the lake's session after the command it is serving; its last status (None: none ran).
+    With a ``release`` request the session may stay: its answer is then ``kept``."""
+    answer = ask(lake, request or {"kind": "stop"})
+    if answer is None or answer["kind"] == "kept":
+        return answer
     deadline = time.monotonic() + 30
     while socket_path(lake).exists() and time.monotonic() < deadline:
         time.sleep(0.1)  # the server removes its socket as it ends
@@ -452,8 +490,9 @@ def stop(lake: str | Path) -> dict | None:
 def session_arguments(parser: argparse.ArgumentParser, settings_options, utc_time) -> None:
     from jobs.cli.maintain import iso_duration
 
-    parser.add_argument("action", choices=("start", "stop", "status"),
-                        help="start a session for the lake (or keep the one running), stop it, or show it")  # fmt: skip
+    parser.add_argument("action", choices=("start", "stop", "release", "status"),
+                        help="start a session for the lake (or keep the one running), stop it, release it after an "
+                        "interval (kept for the next one, unless due for renewal), or show it")  # fmt: skip
     parser.add_argument("--lake", type=Path, required=True, help="root of the Delta lake the stages write")
     parser.add_argument("--from", dest="start", type=utc_time,
                         help="start of the interval the stages will run over (with --to: a short one starts a quick-start JVM)")  # fmt: skip
@@ -461,7 +500,10 @@ def session_arguments(parser: argparse.ArgumentParser, settings_options, utc_tim
     parser.add_argument("--optional", action="store_true",
                         help="if the session cannot start, say why and exit 0: the stage commands then run in their own processes")  # fmt: skip
     parser.add_argument("--idle", type=iso_duration, default=DEFAULT_IDLE,
-                        help="stop after this long without a command, ISO-8601 (default PT30M)")  # fmt: skip
+                        help="stop after this long without a command, ISO-8601 (default PT30M; with release: "
+                        "until the next interval's first command)")  # fmt: skip
+    parser.add_argument("--renew-after", type=iso_duration, default=DEFAULT_RENEW_AFTER,
+                        help="release stops a session that has served this long, ISO-8601 (default P1D)")  # fmt: skip
     settings_options(parser)
 
 
@@ -469,10 +511,21 @@ def run_session(args: argparse.Namespace) -> int:
     from jobs.cli.settings import check_interval, check_lake, settings_from
     from schemas.config import ConfigError
 
-    if args.action == "stop":
-        answer = stop(args.lake)
-        print(f"stopped the shared session of {args.lake} (pid {answer['pid']}, {answer['served']} commands served)"
-              if answer else f"no shared session serves {args.lake}")  # fmt: skip
+    if args.action in ("stop", "release"):
+        if args.idle <= timedelta(0):
+            raise ConfigError("--idle must be a positive duration, such as PT30M")
+        release = {"kind": "release", "idle_seconds": args.idle.total_seconds(),
+                   "renew_after_seconds": args.renew_after.total_seconds()}  # fmt: skip
+        answer = stop(args.lake, release if args.action == "release" else None)
+        if answer is None:
+            print(f"no shared session serves {args.lake}")
+        elif answer["kind"] == "kept":
+            print(f"kept the shared session of {args.lake} for the next interval (pid {answer['pid']}, "
+                  f"{answer['served']} commands served; it stops after {args.idle} without one)")  # fmt: skip
+        else:
+            print(
+                f"stopped the shared session of {args.lake} (pid {answer['pid']}, {answer['served']} commands served)"
+            )
         return 0
     if args.action == "status":
         try:

@@ -120,7 +120,7 @@ def test_each_stage_runs_with_the_templated_interval_and_one_run_id(
         ["ingest", *lake, "--landing", "/data/landing", *interval, "--config", "/etc/offsetlake.toml"],
         *[[stage, *lake, *interval, "--config", "/etc/offsetlake.toml"] for stage in STAGES[1:]],
         ["report", *lake, *interval],
-        ["session", "stop", *lake],  # the teardown
+        ["session", "release", *lake, "--idle", "PT2H"],  # the teardown: kept for the next interval
     ]
 
 
@@ -177,13 +177,13 @@ def test_the_interval_ending_at_midnight_maintains_the_lake_after_its_report(
 ):
     command, log, _ = stage_recorder
     for name, value in {"COMMAND": command, "LANDING": "/data/landing", "LAKE": "/data/lake", "RETRIES": "0",
-                        "RETENTION": "P30D"}.items():  # fmt: skip
+                        "RETENTION": "P30D", "KEEP_SESSION": "off"}.items():  # fmt: skip
         monkeypatch.setenv(f"OFFSETLAKE_{name}", value)
     monkeypatch.delenv("OFFSETLAKE_CONFIG", raising=False)
     run, states = run_interval(dagbag().dags[DAG_ID], datetime(2026, 3, 4, 0, tzinfo=UTC))
     assert (run.state, states) == ("success", dict.fromkeys(TASKS, "success"))
     calls = [json.loads(line) for line in log.read_text().splitlines()]
     assert [call[0] for call in calls][:7] == ["session", *STAGES, "report"]
-    assert sorted(call[:2] for call in calls[7:]) == [["maintain", "--lake"], ["session", "stop"]]
+    assert sorted(call[:2] for call in calls[7:]) == [["maintain", "--lake"], ["session", "stop"]]  # kept off
     assert next(c for c in calls if c[0] == "maintain") == ["maintain", "--lake", "/data/lake", "--run-id", f"{run.run_id}-maintain",
                          "--retention", "P30D"]  # fmt: skip

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from jobs.cli.shared_session import socket_path, stop
 from jobs.tools.simulator import SimulationSpec, simulate
 
 START = datetime(2026, 11, 21, tzinfo=UTC)
@@ -50,23 +51,27 @@ def test_two_intervals_through_airflow_find_the_simulated_incidents(dagbag, tmp_
     dag = dagbag().dags["offsetlake"]
 
     runs, timings = [], []
-    for hour in (1, 2):
-        began = time.perf_counter()
-        run = dag.test(logical_date=START + timedelta(hours=hour))
-        timings.append(time.perf_counter() - began)
-        assert {ti.task_id: ti.state for ti in run.get_task_instances()} == {
-            **dict.fromkeys(["session", *STAGES, "report", "maintenance_due", "end_session"], "success"),
-            "maintain": "skipped",  # the daily maintenance follows the interval ending at midnight only
-        }
-        assert (run.data_interval_start, run.data_interval_end) == (
-            START + timedelta(hours=hour - 1),
-            START + timedelta(hours=hour),
-        )
-        runs.append(run.run_id)
+    try:
+        for hour in (1, 2):
+            began = time.perf_counter()
+            run = dag.test(logical_date=START + timedelta(hours=hour))
+            timings.append(time.perf_counter() - began)
+            assert {ti.task_id: ti.state for ti in run.get_task_instances()} == {
+                **dict.fromkeys(["session", *STAGES, "report", "maintenance_due", "end_session"], "success"),
+                "maintain": "skipped",  # the daily maintenance follows the interval ending at midnight only
+            }
+            assert (run.data_interval_start, run.data_interval_end) == (
+                START + timedelta(hours=hour - 1),
+                START + timedelta(hours=hour),
+            )
+            runs.append(run.run_id)
+        # the first interval's teardown kept its session, which served the second interval too
+        assert socket_path(lake).exists()
+    finally:
+        stop(lake)
     print(f"\ndag.test() per interval: {', '.join(f'{t:.0f}s' for t in timings)}")
-    # each interval's stages ran in its shared session, which its teardown stopped
     sessions = sorted((lake / "logs").glob("session-*.log"))
-    assert [log.read_text().count("exit code 0") for log in sessions] == [5, 5]
+    assert [log.read_text().count("exit code 0") for log in sessions] == [10]
 
     # Every check ran once per run, and none of severity error failed (publish ran).
     results = table(lake, "quality/check_results")

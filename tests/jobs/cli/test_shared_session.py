@@ -14,7 +14,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from jobs.cli.shared_session import SERVED_COMMANDS, SessionError, ask, delegate, socket_path
+from jobs.cli import shared_session
+from jobs.cli.shared_session import SERVED_COMMANDS, SessionError, ask, code_version, delegate, socket_path
 from jobs.stages.runner import STAGE_NAMES, run_stages
 from jobs.tools.lake_compare import compare_table, delta_tables
 from jobs.tools.simulator import SimulationSpec, simulate
@@ -41,6 +42,21 @@ def test_without_a_session_every_command_runs_in_its_own_process(tmp_path, monke
     assert delegate(["replay", "--lake", str(lake)]) is None
 
 
+def test_the_code_version_changes_with_any_source_file_of_the_project(tmp_path):
+    for package in ("jobs", "pipelines", "schemas", "airflow_dags"):
+        (tmp_path / package / "sub").mkdir(parents=True)
+        (tmp_path / package / "sub" / "module.py").write_text("RULE = 1\n")
+    first = code_version(tmp_path)
+    assert code_version(tmp_path) == first and code_version() != first
+    (tmp_path / "airflow_dags" / "sub" / "module.py").write_text("RULE = 2\n")  # not run by a session
+    assert code_version(tmp_path) == first
+    (tmp_path / "pipelines" / "sub" / "module.py").write_text("RULE = 2\n")
+    assert code_version(tmp_path) != first
+    (tmp_path / "pipelines" / "sub" / "module.py").write_text("RULE = 1\n")
+    (tmp_path / "schemas" / "sub" / "new.py").write_text("")
+    assert code_version(tmp_path) != first
+
+
 def test_a_session_that_does_not_answer_in_time_is_a_clear_error(tmp_path):
     # a session answers after the command it is serving: here, one that never does
     lake = tmp_path / "lake"
@@ -61,7 +77,9 @@ def _offsetlake(*args: str, **kwargs) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.slow
-def test_stages_served_by_a_shared_session_leave_the_tables_of_a_run_without_it(spark, tmp_path, capsys):
+def test_stages_served_by_a_shared_session_leave_the_tables_of_a_run_without_it(
+    spark, tmp_path, capsys, monkeypatch
+):
     landing, lake, reference = tmp_path / "landing", tmp_path / "lake", tmp_path / "reference"
     spec = SimulationSpec(
         start=START, duration=timedelta(hours=1), topics=1, queues_per_topic=(2,), groups=1, clients_per_group=(2,),
@@ -104,6 +122,11 @@ def test_stages_served_by_a_shared_session_leave_the_tables_of_a_run_without_it(
         other.write_text('[spark]\nmaster = "local[2]"\nshuffle_partitions = 3\n')
         assert delegate(["replay", "--lake", str(lake), "--config", str(other)]) is None
         assert "config, config_sha256 differ" in capsys.readouterr().err
+        # nor is a command of another release (its code changed since the session started)
+        with monkeypatch.context() as patched:
+            patched.setattr(shared_session, "code_version", lambda: "another release")
+            assert delegate(["replay", "--lake", str(lake), "--config", str(config)]) is None
+        assert "code differ" in capsys.readouterr().err
 
         # the whole interval through the session, on the lake the killed ingest left
         served = _offsetlake(
@@ -112,9 +135,16 @@ def test_stages_served_by_a_shared_session_leave_the_tables_of_a_run_without_it(
         assert served.returncode == 0, served.stderr[-3000:]
         assert "stage publish: done in" in served.stderr and "Published gold rows" in served.stdout
         assert f"Lake: {lake}" in served.stdout
+        # an interval's end: the session stays for the next one ...
+        kept = _offsetlake("session", "release", "--lake", str(lake), "--idle", "PT1H")
+        assert "kept the shared session" in kept.stdout and "2 commands served" in kept.stdout, kept.stdout
+        assert _offsetlake("session", "status", "--lake", str(lake)).returncode == 0
     finally:
+        # ... unless it has served longer than --renew-after
+        renewed = _offsetlake("session", "release", "--lake", str(lake), "--renew-after", "PT0M")
         stopped = _offsetlake("session", "stop", "--lake", str(lake))
-    assert "stopped the shared session" in stopped.stdout and "2 commands served" in stopped.stdout
+    assert "stopped the shared session" in renewed.stdout and "2 commands served" in renewed.stdout
+    assert "no shared session serves" in stopped.stdout
     assert not socket_path(lake).exists()
     assert _offsetlake("session", "status", "--lake", str(lake)).returncode == 3
 

@@ -14,11 +14,14 @@ LOG = """\
 
 
 def test_each_task_runs_in_airflow_until_the_next_is_taken_up():
+    began_at = datetime(2026, 11, 25, 14, 41, 36, tzinfo=UTC).timestamp()
     ended_at = datetime(2026, 11, 25, 14, 44, 6, 191824, tzinfo=UTC).timestamp()
-    assert {k: round(v, 3) for k, v in in_airflow_seconds(LOG, ended_at).items()} == {
+    assert {k: round(v, 3) for k, v in in_airflow_seconds(LOG, began_at, ended_at).items()} == {
         "ingest": 120.0,
         "replay": 30.0,
     }
+    # the tasks of an interval run between two instants: another interval's are not its
+    assert in_airflow_seconds(LOG, began_at + 60, ended_at) == {"replay": 30.0}
 
 
 def test_the_hour_is_one_interval_of_a_group_per_15_500_commits():
@@ -30,3 +33,4 @@ def test_the_hour_is_one_interval_of_a_group_per_15_500_commits():
         (8,),
     )
     assert hour_spec(500_000).groups == 32
+    assert hour_spec(13_000, hours=2).duration == timedelta(hours=2)
