@@ -2,14 +2,14 @@
 
 It sits above everything else, so that the product never imports a tool: the tools add their
 commands here. A stage command on a lake that a shared session serves (jobs.cli.shared_session)
-is handed to it before anything heavy is imported.
+is handed to it before anything heavy is imported, and so are the words to a running session.
 """
 
 from __future__ import annotations
 
 import sys
 
-from jobs.cli.shared_session import delegate
+from jobs.cli.shared_session import delegate, quick
 
 
 def program_commands() -> tuple:
@@ -21,7 +21,9 @@ def program_commands() -> tuple:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    served = delegate(argv)
+    served = quick(argv)
+    if served is None:
+        served = delegate(argv)
     if served is not None:
         return served
     from jobs.cli.main import main as cli_main

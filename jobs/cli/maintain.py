@@ -12,25 +12,14 @@ the maintenance refuse too (exit code 5), as a second run would.
 from __future__ import annotations
 
 import argparse
-import re
 import sys
-from datetime import timedelta
 from pathlib import Path
 
+from jobs.cli.durations import iso_duration
 from jobs.cli.settings import check_lake, new_run_id, settings_from
 from jobs.io.engines import MIN_RETENTION, TableMaintenance, check_retention
 from jobs.runtime.logs import attach_log_file, log_file
 from jobs.stages.maintenance import maintain_lake
-
-_DURATION = re.compile(r"P(?:(?P<days>\d+)D)?(?:T(?:(?P<hours>\d+)H)?(?:(?P<minutes>\d+)M)?)?", re.IGNORECASE)
-
-
-def iso_duration(text: str) -> timedelta:
-    """An ISO-8601 duration of days, hours and minutes: ``PT168H``, ``P7D``, ``P7DT12H``."""
-    match = _DURATION.fullmatch(text.strip())
-    if match is None or not any(match.groupdict().values()) or text.strip().upper().endswith("T"):
-        raise argparse.ArgumentTypeError(f"{text!r} is not an ISO-8601 duration such as PT168H or P7D")
-    return timedelta(**{unit: int(value) for unit, value in match.groupdict().items() if value})
 
 
 def maintain_arguments(parser: argparse.ArgumentParser, settings_options) -> None:

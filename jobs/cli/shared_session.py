@@ -59,6 +59,8 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from jobs.cli.durations import iso_duration
+
 # the project's packages a session runs (airflow_dags is read by Airflow, never by a session)
 _PACKAGES = ("jobs", "pipelines", "schemas")
 _PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -488,8 +490,6 @@ def stop(lake: str | Path, request: dict | None = None) -> dict | None:
 
 
 def session_arguments(parser: argparse.ArgumentParser, settings_options, utc_time) -> None:
-    from jobs.cli.maintain import iso_duration
-
     parser.add_argument("action", choices=("start", "stop", "release", "status"),
                         help="start a session for the lake (or keep the one running), stop it, release it after an "
                         "interval (kept for the next one, unless due for renewal), or show it")  # fmt: skip
@@ -507,13 +507,9 @@ def session_arguments(parser: argparse.ArgumentParser, settings_options, utc_tim
     settings_options(parser)
 
 
-def run_session(args: argparse.Namespace) -> int:
-    from jobs.cli.settings import check_interval, check_lake, settings_from
-    from schemas.config import ConfigError
-
+def _manage(args: argparse.Namespace) -> int:
+    """``session stop``, ``release`` or ``status``: words to the running session alone."""
     if args.action in ("stop", "release"):
-        if args.idle <= timedelta(0):
-            raise ConfigError("--idle must be a positive duration, such as PT30M")
         release = {"kind": "release", "idle_seconds": args.idle.total_seconds(),
                    "renew_after_seconds": args.renew_after.total_seconds()}  # fmt: skip
         answer = stop(args.lake, release if args.action == "release" else None)
@@ -539,9 +535,62 @@ def run_session(args: argparse.Namespace) -> int:
         print(f"shared session of {status['lake']}: pid {status['pid']}, up {time.time() - status['started']:.0f}s, "
               f"{status['served']} commands served; log {status['log']}")  # fmt: skip
         return 0
-    settings = settings_from(args)
+    raise ValueError(f"not an action on a running session: {args.action}")
+
+
+def _already_serving(status: dict) -> int:
+    print(f"a shared session (pid {status['pid']}) already serves {status['lake']}; its log: {status['log']}")
+    return 0
+
+
+def _utc(text: str) -> datetime:
+    at = datetime.fromisoformat(text)
+    return at if at.tzinfo else at.replace(tzinfo=UTC)
+
+
+def quick(argv: list[str]) -> int | None:
+    """``session stop|release|status``, and ``session start`` when a session of the same settings
+    and code serves the lake already, with the standard library alone: an interval's setup and
+    teardown tasks then import no Spark. None: the full command line handles ``argv`` (it also
+    says what is wrong with it)."""
+    words = [w for w in argv if w not in ("-v", "--verbose")]
+    if len(words) < 2 or words[0] != "session" or _switched_off() or os.environ.get("PYSPARK_GATEWAY_PORT"):
+        return None
+    parser = _options()
+    parser.add_argument("action", choices=("start", "stop", "release", "status"))
+    parser.add_argument("--idle", type=iso_duration, default=DEFAULT_IDLE)
+    parser.add_argument("--renew-after", type=iso_duration, default=DEFAULT_RENEW_AFTER)
+    parser.add_argument("--from", dest="start", type=_utc)
+    parser.add_argument("--to", dest="end", type=_utc)
+    parser.add_argument("--optional", action="store_true")
+    try:
+        args, unknown = parser.parse_known_args(words[1:])
+    except argparse.ArgumentError:
+        return None
+    if unknown or args.help or args.lake is None or args.idle <= timedelta(0):
+        return None
+    if args.action != "start":
+        return _manage(args)
+    if args.start and args.end and not args.start < args.end:
+        return None
+    try:
+        status = ask(args.lake, {"kind": "status"}, timeout=STATUS_TIMEOUT)
+    except SessionError:
+        return None
+    if status is None or status["fit"] != fit(args.config, args.master, args.delta_engine):
+        return None  # a session to start, or to replace: the full command checks the settings first
+    return _already_serving(status)
+
+
+def run_session(args: argparse.Namespace) -> int:
+    from jobs.cli.settings import check_interval, check_lake, settings_from
+    from schemas.config import ConfigError
+
     if args.idle <= timedelta(0):
         raise ConfigError("--idle must be a positive duration, such as PT30M")
+    if args.action != "start":
+        return _manage(args)
+    settings = settings_from(args)
     check_interval(args)
     check_lake(args.lake)
     if os.environ.get("PYSPARK_GATEWAY_PORT"):
@@ -566,8 +615,9 @@ def run_session(args: argparse.Namespace) -> int:
             print("offsetlake: the stage commands will run in their own processes", file=sys.stderr)
             return 0
         return 1
-    verb = "already serves" if status["already_running"] else "serves"
-    print(f"a shared session (pid {status['pid']}) {verb} {status['lake']}; its log: {status['log']}")
+    if status["already_running"]:
+        return _already_serving(status)
+    print(f"a shared session (pid {status['pid']}) serves {status['lake']}; its log: {status['log']}")
     return 0
 
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from jobs.cli.main import EXIT_FAILED, EXIT_OK
-from jobs.tools.bench.airflow_hour import TASKS, run_airflow_hour
+from jobs.tools.bench.airflow_hour import INTERVALS, TASKS, run_airflow_hour
 from jobs.tools.bench.report import write_report
 from schemas.config import Settings
 
@@ -56,7 +56,8 @@ def bench_airflow_hours(sizes: list[int], settings: Settings, workdir: Path) -> 
     cases = []
     for n in sorted(sizes):
         print(
-            f"\n== airflow-hour-{n}: simulating the hour, then one interval through Airflow ...", flush=True
+            f"\n== airflow-hour-{n}: simulating {INTERVALS} hours, then their intervals through Airflow ...",
+            flush=True,
         )
         load_before = os.getloadavg()[0]
         figures = run_airflow_hour(n, settings, (workdir / f"airflow-hour-{n}").resolve())

@@ -7,8 +7,9 @@ from datetime import timedelta
 
 import pytest
 
+from jobs.cli.durations import iso_duration
 from jobs.cli.main import EXIT_BUSY, EXIT_OK, EXIT_USAGE, main
-from jobs.cli.maintain import iso_duration, table_line
+from jobs.cli.maintain import table_line
 from jobs.io.engines import TableMaintenance
 from jobs.io.lake_lock import LakeLock
 

@@ -15,7 +15,15 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from jobs.cli import shared_session
-from jobs.cli.shared_session import SERVED_COMMANDS, SessionError, ask, code_version, delegate, socket_path
+from jobs.cli.shared_session import (
+    SERVED_COMMANDS,
+    SessionError,
+    ask,
+    code_version,
+    delegate,
+    quick,
+    socket_path,
+)
 from jobs.stages.runner import STAGE_NAMES, run_stages
 from jobs.tools.lake_compare import compare_table, delta_tables
 from jobs.tools.simulator import SimulationSpec, simulate
@@ -55,6 +63,20 @@ def test_the_code_version_changes_with_any_source_file_of_the_project(tmp_path):
     (tmp_path / "pipelines" / "sub" / "module.py").write_text("RULE = 1\n")
     (tmp_path / "schemas" / "sub" / "new.py").write_text("")
     assert code_version(tmp_path) != first
+
+
+def test_words_to_a_session_are_answered_without_the_full_command_line(tmp_path, capsys):
+    lake = ["--lake", str(tmp_path / "lake")]
+    assert quick(["session", "status", *lake]) == 3
+    assert quick(["-v", "session", "release", *lake, "--idle", "PT2H"]) == 0
+    assert capsys.readouterr().out.count("no shared session serves") == 2
+    # a session to start, and anything the full command line must judge, is left to it
+    interval = ["--from", "2026-11-21T00:00:00Z", "--to", "2026-11-21T01:00:00Z"]
+    assert quick(["session", "start", *lake, *interval, "--optional"]) is None
+    for wrong in (["--from", "2026-11-21T01:00:00Z", "--to", "2026-11-21T00:00:00"], ["--idle", "PT0M"],
+                  ["--idle", "soon"], ["--colour"]):  # fmt: skip
+        assert quick(["session", "start", *lake, *wrong]) is None
+    assert quick(["session", "start"]) is None and quick(["run", *lake]) is None
 
 
 def test_a_session_that_does_not_answer_in_time_is_a_clear_error(tmp_path):
