@@ -67,6 +67,7 @@ _PROJECT_ROOT = Path(__file__).resolve().parents[2]
 # the commands a session serves: ``run`` and each stage (jobs.stages.runner.STAGE_NAMES)
 SERVED_COMMANDS = ("run", "ingest", "replay", "marts", "audit", "publish")
 OFF_VARIABLE = "OFFSETLAKE_SHARED_SESSION"
+ACTIONS = ("start", "stop", "release", "status")
 DEFAULT_IDLE = timedelta(minutes=30)
 DEFAULT_RENEW_AFTER = timedelta(days=1)
 START_TIMEOUT = timedelta(minutes=5)
@@ -474,10 +475,24 @@ def start(spec: dict, log: Path) -> dict:
     raise SessionError(f"the session did not start within {START_TIMEOUT}; its log: {log}")
 
 
-def stop(lake: str | Path, request: dict | None = None) -> dict | None:
-    """Stop the lake's session after the command it is serving; its last status (None: none ran).
-    With a ``release`` request the session may stay: its answer is then ``kept``."""
-    answer = ask(lake, request or {"kind": "stop"})
+def stop(lake: str | Path) -> dict | None:
+    """Stop the lake's session after the command it is serving; its last status (None: none ran)."""
+    return _end(lake, {"kind": "stop"})
+
+
+def release(lake: str | Path, idle: timedelta, renew_after: timedelta) -> dict | None:
+    """End an interval: the lake's session waits up to ``idle`` for the next command (its answer's
+    kind is ``kept``), or stops if it has served ``renew_after`` or longer (``stopped``)."""
+    request = {
+        "kind": "release",
+        "idle_seconds": idle.total_seconds(),
+        "renew_after_seconds": renew_after.total_seconds(),
+    }
+    return _end(lake, request)
+
+
+def _end(lake: str | Path, request: dict) -> dict | None:
+    answer = ask(lake, request)
     if answer is None or answer["kind"] == "kept":
         return answer
     deadline = time.monotonic() + 30
@@ -490,7 +505,7 @@ def stop(lake: str | Path, request: dict | None = None) -> dict | None:
 
 
 def session_arguments(parser: argparse.ArgumentParser, settings_options, utc_time) -> None:
-    parser.add_argument("action", choices=("start", "stop", "release", "status"),
+    parser.add_argument("action", choices=ACTIONS,
                         help="start a session for the lake (or keep the one running), stop it, release it after an "
                         "interval (kept for the next one, unless due for renewal), or show it")  # fmt: skip
     parser.add_argument("--lake", type=Path, required=True, help="root of the Delta lake the stages write")
@@ -510,9 +525,9 @@ def session_arguments(parser: argparse.ArgumentParser, settings_options, utc_tim
 def _manage(args: argparse.Namespace) -> int:
     """``session stop``, ``release`` or ``status``: words to the running session alone."""
     if args.action in ("stop", "release"):
-        release = {"kind": "release", "idle_seconds": args.idle.total_seconds(),
-                   "renew_after_seconds": args.renew_after.total_seconds()}  # fmt: skip
-        answer = stop(args.lake, release if args.action == "release" else None)
+        answer = (
+            release(args.lake, args.idle, args.renew_after) if args.action == "release" else stop(args.lake)
+        )
         if answer is None:
             print(f"no shared session serves {args.lake}")
         elif answer["kind"] == "kept":
@@ -557,7 +572,7 @@ def quick(argv: list[str]) -> int | None:
     if len(words) < 2 or words[0] != "session" or _switched_off() or os.environ.get("PYSPARK_GATEWAY_PORT"):
         return None
     parser = _options()
-    parser.add_argument("action", choices=("start", "stop", "release", "status"))
+    parser.add_argument("action", choices=ACTIONS)
     parser.add_argument("--idle", type=iso_duration, default=DEFAULT_IDLE)
     parser.add_argument("--renew-after", type=iso_duration, default=DEFAULT_RENEW_AFTER)
     parser.add_argument("--from", dest="start", type=_utc)
