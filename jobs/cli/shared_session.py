@@ -13,6 +13,7 @@ which builds the session with the settings given and then waits on a Unix socket
 user can open. A stage command (``run``, ``ingest`` ... ``publish``) on that lake hands its
 arguments, working directory and environment to the server, prints what the stage prints and
 exits with its exit code, as if it had run in its own process; the stage's log file is the same.
+The lake's ``report`` is served too (it runs no Spark, but would import what the session has).
 What Spark and Java print goes to the session's log (``<lake>/logs/session-<time>.log``).
 
 The server runs one command at a time, in the order they arrive. It refuses a command whose
@@ -64,8 +65,10 @@ from jobs.cli.durations import iso_duration
 # the project's packages a session runs (airflow_dags is read by Airflow, never by a session)
 _PACKAGES = ("jobs", "pipelines", "schemas")
 _PROJECT_ROOT = Path(__file__).resolve().parents[2]
-# the commands a session serves: ``run`` and each stage (jobs.stages.runner.STAGE_NAMES)
+# the commands a session serves: ``run`` and each stage (jobs.stages.runner.STAGE_NAMES), which
+# must fit its settings and code; and the lake's report, which runs no Spark: its code alone
 SERVED_COMMANDS = ("run", "ingest", "replay", "marts", "audit", "publish")
+SERVED_BY_CODE_ALONE = ("report",)
 OFF_VARIABLE = "OFFSETLAKE_SHARED_SESSION"
 ACTIONS = ("start", "stop", "release", "status")
 DEFAULT_IDLE = timedelta(minutes=30)
@@ -199,7 +202,7 @@ def delegate(argv: list[str]) -> int | None:
     if _switched_off():
         return None
     words = [w for w in argv if w not in ("-v", "--verbose")]
-    if not words or words[0] not in SERVED_COMMANDS:
+    if not words or words[0] not in (*SERVED_COMMANDS, *SERVED_BY_CODE_ALONE):
         return None
     try:
         options, _ = _options().parse_known_args(words[1:])
@@ -213,7 +216,8 @@ def delegate(argv: list[str]) -> int | None:
     with connection:
         _send(connection, {
             "kind": "run", "argv": argv, "program": sys.argv[0], "cwd": os.getcwd(), "env": dict(os.environ),
-            "fit": fit(options.config, options.master, options.delta_engine),
+            "fit": {"code": code_version()} if words[0] in SERVED_BY_CODE_ALONE
+                   else fit(options.config, options.master, options.delta_engine),
         })  # fmt: skip
         for message in _messages(connection):
             if message["kind"] == "refused":
@@ -398,8 +402,8 @@ class Server:
     def _run(self, request: dict, connection: socket.socket) -> None:
         if _client_gone(connection):
             return  # its process ended while it waited for the command before it
-        if request["fit"] != self.fit:
-            differs = sorted(k for k in self.fit if request["fit"].get(k) != self.fit[k])
+        differs = sorted(k for k in {*request["fit"], "code"} if request["fit"].get(k) != self.fit.get(k))
+        if differs:
             _send(
                 connection,
                 {"kind": "refused", "reason": f"its {', '.join(differs)} differ from the session's"},

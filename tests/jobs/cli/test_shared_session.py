@@ -44,6 +44,7 @@ def test_without_a_session_every_command_runs_in_its_own_process(tmp_path, monke
     assert delegate(["-v", "ingest", "--lake", str(lake), "--landing", str(tmp_path)]) is None
     # a command the session does not serve is never handed over, whatever runs
     assert delegate(["sql", "--lake", str(lake), "SELECT 1"]) is None
+    assert delegate(["report", "--lake", str(lake), "--run-id", "r1"]) is None
     assert delegate(["ingest", "--help"]) is None
     assert delegate(["ingest", "--lake"]) is None  # the command line's parser says what is missing
     monkeypatch.setenv("OFFSETLAKE_SHARED_SESSION", "off")
