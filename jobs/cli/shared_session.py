@@ -542,19 +542,17 @@ def _manage(args: argparse.Namespace) -> int:
                 f"stopped the shared session of {args.lake} (pid {answer['pid']}, {answer['served']} commands served)"
             )
         return 0
-    if args.action == "status":
-        try:
-            status = ask(args.lake, {"kind": "status"}, timeout=STATUS_TIMEOUT)
-        except SessionError as error:
-            print(error)
-            return 0
-        if status is None:
-            print(f"no shared session serves {args.lake}")
-            return 3
-        print(f"shared session of {status['lake']}: pid {status['pid']}, up {time.time() - status['started']:.0f}s, "
-              f"{status['served']} commands served; log {status['log']}")  # fmt: skip
+    try:
+        status = ask(args.lake, {"kind": "status"}, timeout=STATUS_TIMEOUT)
+    except SessionError as error:
+        print(error)
         return 0
-    raise ValueError(f"not an action on a running session: {args.action}")
+    if status is None:
+        print(f"no shared session serves {args.lake}")
+        return 3
+    print(f"shared session of {status['lake']}: pid {status['pid']}, up {time.time() - status['started']:.0f}s, "
+          f"{status['served']} commands served; log {status['log']}")  # fmt: skip
+    return 0
 
 
 def _already_serving(status: dict) -> int:
