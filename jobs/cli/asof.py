@@ -22,6 +22,7 @@ from pathlib import Path
 from jobs.cli.output import FORMATS, write_result
 from jobs.cli.settings import check_writable_file
 from jobs.io.query import open_lake_sql, sql_name
+from pipelines.replay.projections import OBSERVATION_PATH_ESCAPES, OBSERVATION_SEQ_SEPARATOR
 from schemas.instants import iso_z
 from schemas.tables import STORED_OFFSET_TIMELINE
 
@@ -46,6 +47,16 @@ def _text(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
+def _seq_part(number: int) -> str:
+    return f"split_part(observation_seq, {_text(OBSERVATION_SEQ_SEPARATOR)}, {number})"
+
+
+def _unescaped(path: str) -> str:
+    for plain, escaped in reversed(OBSERVATION_PATH_ESCAPES):
+        path = f"replace({path}, {_text(escaped)}, {_text(plain)})"
+    return path
+
+
 def asof_sql(at: datetime, group: str | None = None, topic: str | None = None) -> str:
     """Per queue, the timeline's last observation at or before ``at``."""
     where = [f"observed_at <= {_text(iso_z(at))}"]
@@ -54,9 +65,9 @@ def asof_sql(at: datetime, group: str | None = None, topic: str | None = None) -
     queue = ", ".join(f'"{c}"' for c in QUEUE)
     return f"""
         SELECT {queue}, stored_offset, observed_at AS set_at, observation AS set_by,
-               split_part(observation_seq, '|', 2) AS source_file,
-               NULLIF(split_part(observation_seq, '|', 4), '') AS file_hash,
-               CAST(split_part(observation_seq, '|', 3) AS BIGINT) AS line_no
+               {_unescaped(_seq_part(2))} AS source_file,
+               NULLIF({_seq_part(4)}, '') AS file_hash,
+               CAST({_seq_part(3)} AS BIGINT) AS line_no
         FROM (SELECT *, row_number() OVER (PARTITION BY {queue}
                                            ORDER BY observed_at DESC, observation_seq DESC) AS latest
               FROM {sql_name(STORED_OFFSET_TIMELINE)} WHERE {" AND ".join(where)})

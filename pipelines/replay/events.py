@@ -16,6 +16,7 @@ from pyspark.sql.pandas.types import from_arrow_type
 from pyspark.sql.types import StructField, StructType
 
 from pipelines.keys import client_state_group
+from pipelines.replay import expressions
 from pipelines.replay.kernel import (
     FILE_ID,
     PATH_ID,
@@ -26,16 +27,17 @@ from pipelines.replay.kernel import (
     STATE_TYPES,
     replay_batches,
 )
-from pipelines.replay.projections import OBSERVATION_SEQ_SEPARATOR
+from pipelines.replay.projections import OBSERVATION_PATH, OBSERVATION_SEQ_SEPARATOR
 from schemas.keys import CLIENT_STATE_KIND
 from schemas.tables import QUEUE_KEY
 
 # The replay's rows carry the queue key and the landed file as integers (see EventIds):
 # QUEUE_ID numbers the queue, FILE_ID the (source_file, _file_hash) pair in their sort order,
 # PATH_ID the path alone (the lowest FILE_ID of its versions). Paths are ordered as the text
-# ``path + OBSERVATION_SEQ_SEPARATOR``, the way observation_seq (pipelines.replay.projections) compares them:
-# ``a.jsonl`` after ``a.jsonl.gz``, as ``a.jsonl|`` sorts after ``a.jsonl.``, so the last
-# observation of an instant is the same to the replay and to every reader of observation_seq.
+# ``OBSERVATION_PATH + OBSERVATION_SEQ_SEPARATOR``, the way observation_seq
+# (pipelines.replay.projections) compares them: ``a.jsonl`` after ``a.jsonl.gz``, as ``a.jsonl|``
+# sorts after ``a.jsonl.``, so the last observation of an instant is the same to the replay and
+# to every reader of observation_seq.
 # An event's position in its queue's replay order, counted from 1 (the seed row, if any, is 1):
 # later events have larger numbers, so "the last event" is a max, which Spark aggregates by hash.
 EVENT_SEQ = "event_seq"
@@ -199,7 +201,8 @@ class EventIds:
                 snapshots.select("source_file", F.lit(None).cast("string").alias("_file_hash"))
             )
         in_text_order = files.select(
-            F.concat("source_file", F.lit(OBSERVATION_SEQ_SEPARATOR)).alias(_PATH_TEXT), *FILE_KEY
+            F.concat(expressions.spark(OBSERVATION_PATH), F.lit(OBSERVATION_SEQ_SEPARATOR)).alias(_PATH_TEXT),
+            *FILE_KEY,
         )
         numbered_files = numbered(in_text_order, FILE_ID).drop(_PATH_TEXT)
         path_id = F.min(FILE_ID).over(Window.partitionBy("source_file"))

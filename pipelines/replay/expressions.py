@@ -122,6 +122,15 @@ class PadLeft:
 
 
 @dataclass(frozen=True)
+class Replace:
+    """Text with every occurrence of ``old`` replaced by ``new``."""
+
+    of: Expr
+    old: str
+    new: str
+
+
+@dataclass(frozen=True)
 class JoinText:
     """The texts joined with ``separator``, nulls skipped."""
 
@@ -146,6 +155,7 @@ Expr = (
     | ToDate
     | Text
     | PadLeft
+    | Replace
     | JoinText
 )
 
@@ -186,6 +196,8 @@ def spark(expr: Expr) -> Column:
             return spark(of).cast("string")
         case PadLeft(of, width, fill):
             return F.lpad(spark(of), width, fill)
+        case Replace(of, old, new):
+            return F.replace(spark(of), F.lit(old), F.lit(new))
         case JoinText(separator, parts):
             return F.concat_ws(separator, *map(spark, parts))
     raise TypeError(f"not an expression: {expr!r}")
@@ -228,6 +240,8 @@ def arrow(expr: Expr, table: pa.Table) -> pa.ChunkedArray | pa.Array | pa.Scalar
             return pc.cast(arrow(of, table), pa.string())
         case PadLeft(of, width, fill):
             return pc.utf8_slice_codeunits(pc.utf8_lpad(arrow(of, table), width, fill), 0, width)
+        case Replace(of, old, new):
+            return pc.replace_substring(arrow(of, table), old, new)
         case JoinText(separator, parts):
             return pc.binary_join_element_wise(
                 *(arrow(p, table) for p in parts), separator, null_handling="skip"

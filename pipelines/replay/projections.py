@@ -11,6 +11,7 @@ render the first two in Arrow and keep for Spark exactly the rows :data:`REGRESS
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import reduce
 
 import pyarrow as pa
 from pyspark.sql import DataFrame
@@ -31,6 +32,7 @@ from pipelines.replay.expressions import (
     NotNull,
     Or,
     PadLeft,
+    Replace,
     Sub,
     Text,
     ToDate,
@@ -96,13 +98,20 @@ REGRESSION = Or((COMMIT_REGRESSION, SNAPSHOT_PAIR, SNAPSHOT_BEHIND_COMMIT))
 # A stable text position among a queue's observations at the same instant, in REPLAY_ORDER's
 # terms: rank, landed file path, line number, the file's content hash (two versions of one path
 # can hold other lines at the same instant and line number; a snapshot's is null, left out).
-# The replay orders paths as this text does (pipelines.replay.events.EventIds).
+# The path is escaped ("%" as %25, then the separator as %7C) so that no path holds the
+# separator: then the text order of ``OBSERVATION_PATH + separator`` is the order observation_seq
+# gives paths, and the replay orders them so (pipelines.replay.events.EventIds).
 OBSERVATION_SEQ_SEPARATOR = "|"
+# In this order; undone in the reverse order (jobs.cli.asof).
+OBSERVATION_PATH_ESCAPES = (("%", "%25"), (OBSERVATION_SEQ_SEPARATOR, "%7C"))
+OBSERVATION_PATH = reduce(
+    lambda path, escape: Replace(path, *escape), OBSERVATION_PATH_ESCAPES, Col("source_file")
+)
 OBSERVATION_SEQ = JoinText(
     OBSERVATION_SEQ_SEPARATOR,
     (
         Text(Col("event_rank")),
-        Col("source_file"),
+        OBSERVATION_PATH,
         PadLeft(Text(Col("line_rank")), 12, "0"),
         Col("_file_hash"),
     ),

@@ -52,8 +52,8 @@ STORED_OFFSET_TIMELINE = TableSpec(
         ("consumer_group", STRING, False),
         ("queue_id", INT, False),
         ("observed_at", TIMESTAMP, False),
-        # position among observations at the same instant, "rank|path|line|content hash" (a snapshot's
-        # has no hash; see pipelines.replay.projections.OBSERVATION_SEQ)
+        # position among observations at the same instant, "rank|path|line|content hash", the path's "%"
+        # and "|" written %25 and %7C (a snapshot's has no hash; pipelines.replay.projections.OBSERVATION_SEQ)
         ("observation_seq", STRING, False),
         # commit | snapshot
         ("observation", STRING, False),

@@ -5,7 +5,11 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 
+import pyarrow as pa
+
 from jobs.cli.main import EXIT_USAGE, main
+from pipelines.replay import expressions
+from pipelines.replay.projections import OBSERVATION_SEQ
 from schemas.tables import STORED_OFFSET_TIMELINE
 from tests.lakes import write_rows
 
@@ -74,3 +78,13 @@ def test_a_lake_before_the_timeline_existed_or_a_missing_version_is_a_usage_erro
     assert "silver_stored_offset_timeline" in capsys.readouterr().err
     assert main([*at, "--version", "7"]) == EXIT_USAGE
     assert "has no version 7" in capsys.readouterr().err
+
+
+def test_a_path_holding_the_separator_or_its_escape_is_answered_as_it_landed(tmp_path, capsys):
+    path = "/l/50%7C|x|.jsonl"  # the separator, and the text of its escape, in one name
+    state = pa.table({"event_rank": pa.array([1], pa.int32()), "source_file": [path], "_file_hash": ["c3"],
+                      "line_rank": pa.array([4], pa.int64())})  # fmt: skip
+    seq = expressions.arrow(OBSERVATION_SEQ, state)[0].as_py()
+    write_rows(tmp_path, STORED_OFFSET_TIMELINE, [observation("billing", 1, T10, "commit", 100, seq)])
+    answer = asof(capsys, tmp_path, "--at", "2026-11-21T10:07:00Z")
+    assert [(r["source_file"], r["file_hash"], r["line_no"]) for r in answer] == [(path, "c3", 4)]

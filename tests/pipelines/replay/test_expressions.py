@@ -12,7 +12,7 @@ from pipelines.replay.projections import OBSERVATION_SEQ, REGRESSION, REPLAYED_C
 STATE = pa.table(
     {
         "event_rank": pa.array([1, 0, 1, 1], pa.int32()),
-        "source_file": ["/l/c.jsonl", "/l/snap.json", "/l/c.jsonl", "/l/d.jsonl"],
+        "source_file": ["/l/c.jsonl", "/l/snap.json", "/l/c.jsonl", "/l/50%|d|.jsonl"],
         "_file_hash": ["c1", None, "c1", "d1"],
         "line_rank": pa.array([7, 0, 1234567890123, 3], pa.int64()),
         "commit_offset": pa.array([90, None, 130, 5], pa.int64()),
@@ -36,7 +36,7 @@ def test_arrow_renders_the_rules_with_sqls_nulls():
         "1|/l/c.jsonl|000000000007|c1",
         "0|/l/snap.json|000000000000",  # a snapshot's file hash is null: left out
         "1|/l/c.jsonl|123456789012|c1",  # cut to twelve characters, as Spark's lpad does
-        "1|/l/d.jsonl|000000000003|d1",
+        "1|/l/50%25%7Cd%7C.jsonl|000000000003|d1",  # no separator inside the path
     ]
     assert expressions.holds(REGRESSION, STATE).to_pylist() == [True, True, False, False]
     timeline = STORED_OFFSET_TIMELINE.arrow(STATE.append_column("cluster", pa.array(["c"] * 4)).append_column(

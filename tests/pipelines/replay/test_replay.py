@@ -101,6 +101,24 @@ def test_a_path_and_a_longer_path_it_prefixes_replay_in_observation_seq_order(sp
     assert max(timeline) == ("1|a.jsonl|000000000001|h-a.jsonl", 100)
 
 
+def test_a_path_holding_the_separator_is_escaped_in_observation_seq_and_replays_in_its_order(spark):
+    # raw, "1|a|!|000..." sorts before "1|a|000...", though the path "a|" sorts before "a|!|":
+    # escaped ("%" as %25, "|" as %7C), no path holds the separator and the two orders are one
+    same = [commit(10, 100, 1, file="a"), commit(10, 90, 1, file="a|!"), commit(10, 80, 1, file="50%")]
+    result = run(spark, same, [])
+    assert rows(result.commits, "source_file", "stored_offset_before", "is_regression") == [
+        ("50%", None, False),
+        ("a", 90, False),  # after "a%7C!": "%" sorts before "|"
+        ("a|!", 80, False),
+    ]
+    timeline = rows(result.timeline, "observation_seq", "stored_offset")
+    assert timeline == [
+        ("1|50%25|000000000001|h-50%", 80),
+        ("1|a%7C!|000000000001|h-a|!", 90),
+        ("1|a|000000000001|h-a", 100),  # the replay's last observation of the instant
+    ]
+
+
 def test_one_path_replays_in_line_order_across_its_versions_and_by_hash_within_a_line(spark):
     # a longer copy of a file numbers its new lines on (its hash may sort before the first
     # copy's); a file rewritten with other lines repeats line numbers: the hash parts those

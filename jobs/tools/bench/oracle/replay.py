@@ -25,6 +25,8 @@ aggregate per segment instead of another running window.
 
 from __future__ import annotations
 
+import functools
+
 import duckdb
 
 from jobs.tools.bench.oracle.sql_text import literal
@@ -39,14 +41,19 @@ from pipelines.replay.explain import (
     SLACK_SECONDS,
 )
 from pipelines.replay.kernel import SNAPSHOT_SETTLE_SECONDS
-from pipelines.replay.projections import OBSERVATION_SEQ_SEPARATOR
+from pipelines.replay.projections import OBSERVATION_PATH_ESCAPES, OBSERVATION_SEQ_SEPARATOR
 from schemas.keys import CLIENT_STATE_KIND
 from schemas.records import PULL
 
 QUEUE = "cluster, broker, topic, consumer_group, queue_id"
 SEP = literal(OBSERVATION_SEQ_SEPARATOR)
+OBSERVATION_PATH = functools.reduce(
+    lambda path, escape: f"replace({path}, {literal(escape[0])}, {literal(escape[1])})",
+    OBSERVATION_PATH_ESCAPES,
+    "source_file",
+)
 # Paths in the text order observation_seq compares them (pipelines.replay.events.EventIds).
-ORDER = f"event_at, event_rank, source_file || {SEP}, line_rank, _file_hash"
+ORDER = f"event_at, event_rank, {OBSERVATION_PATH} || {SEP}, line_rank, _file_hash"
 
 
 def _events_sql() -> str:
@@ -119,7 +126,7 @@ def _state_sql() -> str:
             FROM judged
         )
         SELECT *, CASE WHEN commit_offset IS NOT NULL THEN client_mark END AS client_offset_after,
-            concat_ws({SEP}, CAST(event_rank AS VARCHAR), source_file, lpad(CAST(line_rank AS VARCHAR), 12, '0'),
+            concat_ws({SEP}, CAST(event_rank AS VARCHAR), {OBSERVATION_PATH}, lpad(CAST(line_rank AS VARCHAR), 12, '0'),
                       _file_hash) AS observation_seq
         FROM marked
     """
