@@ -113,15 +113,15 @@ def stage_command(stage: str, *, command: str, landing: str, lake: str, config: 
 def session_command(
     action: str, *, command: str, lake: str, config: str | None, keep: str | None = None
 ) -> str:
-    """The shell command that starts the interval's shared session (for the interval, so that a short
-    one starts a quick JVM), or ends the interval: releases the session, kept for ``keep`` (an
-    ISO-8601 duration), or stops it when ``keep`` is off."""
+    """The shell command that starts the interval's shared session (or finds it running), or ends the
+    interval: releases the session, kept for ``keep`` (an ISO-8601 duration), or stops it when
+    ``keep`` is off."""
     if action == "end":
         kept = (keep or "").strip().lower() not in ("off", "0", "false", "no")
         action = "release" if kept else "stop"
     words = [*shlex.split(command), "session", action, "--lake", lake]
     if action == "start":
-        words += ["--from", INTERVAL_START, "--to", INTERVAL_END, "--optional"]
+        words += ["--optional"]
         if config:
             words += ["--config", config]
     if action == "release":

@@ -65,8 +65,9 @@ class SparkSettings(_Model):
     # stops at its quick tier (C1): a process over little data spends most of its life warming
     # up, and the optimising tier competes with the work for the cores. "throughput" compiles
     # hot code fully, which a large input needs. "auto": "startup" for a run or stage given an
-    # interval of at most ``startup_jit_interval`` (an hourly task), "throughput" otherwise
-    # (docs/experiments.md, "A quick-start compiler for short intervals").
+    # interval of at most ``startup_jit_interval`` (an hourly task run alone), "throughput"
+    # otherwise and for a shared session, which serves interval after interval (docs/experiments.md,
+    # "A quick-start compiler for short intervals", "The kept session compiles fully").
     jit: Literal["auto", "startup", "throughput"] = "auto"
     startup_jit_interval: timedelta = Field(default=timedelta(hours=2), ge=timedelta(0))
     conf: dict[str, str] = Field(default_factory=dict)

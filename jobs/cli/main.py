@@ -171,7 +171,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("maintain", "compact every table's small files, checkpoint its Delta log and vacuum old files",
             lambda p: maintain.maintain_arguments(p, settings_options), maintain.run_maintain),
     Command("session", "start, stop or show a Spark session that the stage commands on one lake share (an interval's Airflow tasks)",
-            lambda p: shared_session.session_arguments(p, settings_options, utc_time), shared_session.run_session),
+            lambda p: shared_session.session_arguments(p, settings_options), shared_session.run_session),
 )  # fmt: skip
 
 

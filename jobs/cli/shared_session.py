@@ -4,7 +4,7 @@ Airflow runs each stage of an interval in its own task process. Alone, each woul
 import Spark, start a JVM and a session, and run its stage in a JVM that has compiled nothing
 yet. With a shared session:
 
-    offsetlake session start --lake L [--config C] [--from F --to T]   # the DAG's setup task
+    offsetlake session start --lake L [--config C]                     # the DAG's setup task
     offsetlake ingest --lake L ...     # each stage's task: served by the session, if one is running
     offsetlake session stop --lake L                                   # the DAG's teardown task
 
@@ -358,8 +358,10 @@ class Server:
         args = parser.parse_args(self.spec["settings_argv"])
         settings = settings_from(args)
         self.fit = {**self.fit, "code": code_version()}  # the code this process loaded, as it starts
-        interval = self.spec.get("interval_seconds")
-        return build_session(settings.spark, None, timedelta(seconds=interval) if interval else None)
+        # Not one interval's JVM: it serves the interval's stages and, kept, the intervals after, so
+        # with ``jit = "auto"`` it compiles for throughput (docs/experiments.md, "The kept session
+        # compiles fully").
+        return build_session(settings.spark, None, interval=None)
 
     def _loop(self, listener: socket.socket) -> int:
         while True:
@@ -508,14 +510,11 @@ def _end(lake: str | Path, request: dict) -> dict | None:
 # -- the command: offsetlake session start|stop|status ---------------------------------------
 
 
-def session_arguments(parser: argparse.ArgumentParser, settings_options, utc_time) -> None:
+def session_arguments(parser: argparse.ArgumentParser, settings_options) -> None:
     parser.add_argument("action", choices=ACTIONS,
                         help="start a session for the lake (or keep the one running), stop it, release it after an "
                         "interval (kept for the next one, unless due for renewal), or show it")  # fmt: skip
     parser.add_argument("--lake", type=Path, required=True, help="root of the Delta lake the stages write")
-    parser.add_argument("--from", dest="start", type=utc_time,
-                        help="start of the interval the stages will run over (with --to: a short one starts a quick-start JVM)")  # fmt: skip
-    parser.add_argument("--to", dest="end", type=utc_time, help="end of that interval")
     parser.add_argument("--optional", action="store_true",
                         help="if the session cannot start, say why and exit 0: the stage commands then run in their own processes")  # fmt: skip
     parser.add_argument("--idle", type=iso_duration, default=DEFAULT_IDLE,
@@ -560,11 +559,6 @@ def _already_serving(status: dict) -> int:
     return 0
 
 
-def _utc(text: str) -> datetime:
-    at = datetime.fromisoformat(text)
-    return at if at.tzinfo else at.replace(tzinfo=UTC)
-
-
 def quick(argv: list[str]) -> int | None:
     """``session stop|release|status``, and ``session start`` when a session of the same settings
     and code serves the lake already, with the standard library alone: an interval's setup and
@@ -577,8 +571,6 @@ def quick(argv: list[str]) -> int | None:
     parser.add_argument("action", choices=ACTIONS)
     parser.add_argument("--idle", type=iso_duration, default=DEFAULT_IDLE)
     parser.add_argument("--renew-after", type=iso_duration, default=DEFAULT_RENEW_AFTER)
-    parser.add_argument("--from", dest="start", type=_utc)
-    parser.add_argument("--to", dest="end", type=_utc)
     parser.add_argument("--optional", action="store_true")
     try:
         args, unknown = parser.parse_known_args(words[1:])
@@ -588,8 +580,6 @@ def quick(argv: list[str]) -> int | None:
         return None
     if args.action != "start":
         return _manage(args)
-    if args.start and args.end and not args.start < args.end:
-        return None
     try:
         status = ask(args.lake, {"kind": "status"}, timeout=STATUS_TIMEOUT)
     except SessionError:
@@ -600,7 +590,7 @@ def quick(argv: list[str]) -> int | None:
 
 
 def run_session(args: argparse.Namespace) -> int:
-    from jobs.cli.settings import check_interval, check_lake, settings_from
+    from jobs.cli.settings import check_lake, settings_from
     from schemas.config import ConfigError
 
     if args.idle <= timedelta(0):
@@ -608,7 +598,6 @@ def run_session(args: argparse.Namespace) -> int:
     if args.action != "start":
         return _manage(args)
     settings = settings_from(args)
-    check_interval(args)
     check_lake(args.lake)
     if os.environ.get("PYSPARK_GATEWAY_PORT"):
         print("under spark-submit each stage keeps its own session: no shared session started")
@@ -622,7 +611,6 @@ def run_session(args: argparse.Namespace) -> int:
     spec = {
         "lake": _lake_key(args.lake), "fit": fit(args.config, args.master, args.delta_engine),
         "settings_argv": settings_argv, "idle_seconds": args.idle.total_seconds(),
-        "interval_seconds": (args.end - args.start).total_seconds() if args.start and args.end else None,
     }  # fmt: skip
     try:
         status = start(spec, session_log(args.lake, settings.logs.directory))

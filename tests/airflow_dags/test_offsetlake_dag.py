@@ -116,7 +116,7 @@ def test_each_stage_runs_with_the_templated_interval_and_one_run_id(
     ]
     lake = ["--lake", str(tmp_path / "lake dir")]
     assert calls == [
-        ["session", "start", *lake, *interval[:4], "--optional", "--config", "/etc/offsetlake.toml"],
+        ["session", "start", *lake, "--optional", "--config", "/etc/offsetlake.toml"],
         ["ingest", *lake, "--landing", "/data/landing", *interval, "--config", "/etc/offsetlake.toml"],
         *[[stage, *lake, *interval, "--config", "/etc/offsetlake.toml"] for stage in STAGES[1:]],
         ["report", *lake, *interval],

@@ -9,8 +9,8 @@ process while sampling its memory, computes the same tables with DuckDB from the
 (the oracle), checks that both agree row for row, runs the lean DuckDB job a user would write
 by hand (:mod:`jobs.tools.bench.lean`), prints one table per case (the whole run, each stage,
 both DuckDB times and the ratios) and writes every figure to ``<workdir>/bench-<timestamp>.json``.
-With ``--case airflow-hour``, each count of ``--sizes`` is a cluster's commits an hour, and one
-hourly interval runs through the DAG on real Airflow (:mod:`jobs.tools.bench.airflow_hour`). With ``--repeat N`` each commits and snapshots case
+With ``--case airflow-hour``, each count of ``--sizes`` is a cluster's commits an hour, and three
+hourly intervals run one after the other through the DAG on real Airflow (:mod:`jobs.tools.bench.airflow_hour`). With ``--repeat N`` each commits and snapshots case
 runs N times (pipeline, then DuckDB), and its figures are the median run's. Exit code 1 when
 any table differs.
 
@@ -78,7 +78,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--case", choices=("landing", "commits-only", "airflow-hour"), default="landing",
         help="landing: the simulator's full landings (default); commits-only: plain JSON-lines commit events only; "
-        "airflow-hour: one hourly interval of --sizes commits an hour through the DAG on real Airflow (dag.test())",
+        "airflow-hour: three hourly intervals of --sizes commits an hour through the DAG on real Airflow (dag.test())",
     )  # fmt: skip
     parser.add_argument("--skip-snapshots", action="store_true", help="skip the busy-broker day of snapshots")
     parser.add_argument(

@@ -19,7 +19,8 @@ def _seconds(value: float | None) -> str:
 # what each interval of the case is (jobs.tools.bench.airflow_hour.INTERVALS)
 INTERVAL_NAMES = (
     "first hour: its session task starts the session",
-    "next hour: the session kept from the hour before",
+    "second hour: the session kept from the hour before",
+    "third hour: the session kept again",
 )
 
 

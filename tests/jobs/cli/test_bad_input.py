@@ -201,7 +201,7 @@ def test_an_odd_key_is_quoted_on_one_line():
 
 @EXAMPLES
 @given(start=st.datetimes(datetime(2000, 1, 1), datetime(2100, 1, 1), timezones=st.just(UTC)),
-       back=st.timedeltas(timedelta(0), timedelta(days=3650)), command=st.sampled_from(["run", "replay", "report", "session"]))  # fmt: skip
+       back=st.timedeltas(timedelta(0), timedelta(days=3650)), command=st.sampled_from(["run", "replay", "report"]))  # fmt: skip
 def test_from_not_before_to_is_refused(start, back, command):
     end = start - back
     interval = ["--from", start.isoformat(), "--to", end.isoformat()]
@@ -210,8 +210,6 @@ def test_from_not_before_to_is_refused(start, back, command):
             argv = ["report", "--lake", tmp, "--out", f"{tmp}/r.html", *interval]
         elif command == "run":
             argv = run_argv(Path(tmp), *interval)
-        elif command == "session":
-            argv = ["session", "start", "--lake", f"{tmp}/lake", *interval]
         else:
             argv = [command, "--lake", f"{tmp}/lake", *interval]
         assert_refused(argv, 2, "--from", "must be before --to")
