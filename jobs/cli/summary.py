@@ -77,7 +77,10 @@ def print_summary(outcome: RunContext, log_path: Path | None = None, report: Pat
     print("Tables (rows):")
     for spec in ALL_TABLES:
         print(f"  {spec.path:<34} {lake.row_count(spec):>12,}")
-    for line in (*_regression_lines(lake, interval), *answer_lines(lake, interval)):
+    # the answers read gold: a command that published the interval has them, an earlier stage's
+    # command would show the gold of a previous run, or none
+    answers = answer_lines(lake, interval) if outcome.published else []
+    for line in (*_regression_lines(lake, interval), *answers):
         print(line)
     if outcome.audit is not None:
         status = "FAILED (error-severity checks)" if outcome.audit.has_errors else "passed"

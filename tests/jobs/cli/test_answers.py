@@ -5,8 +5,10 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 
 from jobs.cli.answers import answer_lines
+from jobs.cli.summary import print_summary
 from jobs.io.lake import Lake
-from jobs.stages.context import ReplayInterval
+from jobs.stages.context import ReplayInterval, RunContext
+from schemas.config import Settings
 from schemas.tables import CONSUME_THROUGHPUT, CONSUMER_LAG_BY_GROUP, CONSUMER_STATUS
 
 DAY = date(2026, 11, 21)
@@ -16,7 +18,7 @@ def at(hour: int) -> datetime:
     return datetime(2026, 11, 21, hour, tzinfo=UTC)
 
 
-def test_the_summary_names_the_oldest_lag_the_rates_and_the_statuses(spark, tmp_path):
+def test_the_summary_names_the_oldest_lag_the_rates_and_the_statuses(spark, tmp_path, capsys):
     lake = Lake(spark, tmp_path / "lake", engine="delta-rs")
     interval = ReplayInterval(None, None, at(0), at(12))
     assert answer_lines(lake, interval) == []  # no marts yet
@@ -61,3 +63,10 @@ def test_the_summary_names_the_oldest_lag_the_rates_and_the_statuses(spark, tmp_
         "Consumer status windows: OK 1, STOP 1",
         "  2026-11-21 10:00 c1 t@g: STOP, lag 900 at 10:00",
     ]
+    # the summary prints them after a command that published the interval, not after an earlier stage
+    run = RunContext("r1", lake, Settings(), None, at(0), at(12), interval=interval, timings={"marts": 1.0})
+    print_summary(run)
+    assert "Consumer status windows" not in capsys.readouterr().out
+    run.published = {CONSUMER_STATUS.path: 2}
+    print_summary(run)
+    assert "Consumer status windows: OK 1, STOP 1" in capsys.readouterr().out
