@@ -32,8 +32,14 @@ from jobs.tools.simulator import SimulationSpec, simulate
 from schemas.config import Settings
 
 START = datetime(2026, 11, 21, tzinfo=UTC)
-# three hours: the session's start, then the hours on the kept session, whose JVM compiles more each hour
-INTERVALS = 3
+# the hours run, one after the other: the session's start, then hours on the kept session, whose JVM
+# compiles more each hour
+INTERVAL_NAMES = (
+    "first hour: its session task starts the session",
+    "second hour: the session kept from the hour before",
+    "third hour: the session kept again",
+)
+INTERVALS = len(INTERVAL_NAMES)
 STAGES = ("ingest", "replay", "marts", "audit", "publish")
 # the interval's tasks as the bench prints them: the shared session's setup, the stages, the report
 # and the session's teardown (the daily maintenance is skipped off midnight)

@@ -7,21 +7,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from jobs.cli.main import EXIT_FAILED, EXIT_OK
-from jobs.tools.bench.airflow_hour import INTERVALS, TASKS, run_airflow_hour
+from jobs.tools.bench.airflow_hour import INTERVAL_NAMES, INTERVALS, TASKS, run_airflow_hour
 from jobs.tools.bench.report import write_report
 from schemas.config import Settings
 
 
 def _seconds(value: float | None) -> str:
     return "-" if value is None else f"{value:.1f}"
-
-
-# what each interval of the case is (jobs.tools.bench.airflow_hour.INTERVALS)
-INTERVAL_NAMES = (
-    "first hour: its session task starts the session",
-    "second hour: the session kept from the hour before",
-    "third hour: the session kept again",
-)
 
 
 def print_airflow_hour(figures: dict) -> None:
@@ -33,6 +25,7 @@ def print_airflow_hour(figures: dict) -> None:
         f"{figures['airflow_import_seconds']:.1f}s, DB migration {figures['migrate_seconds']:.1f}s, DAG parse "
         f"{figures['parse_seconds']:.1f}s (in no interval)"
     )  # fmt: skip
+    # a failed call may have run fewer intervals than it meant to
     for name, interval in zip(INTERVAL_NAMES, figures["intervals"], strict=False):
         print(f"   {name}")
         print(f"   {'task':<12} {'state':<9} {'task wall s':>11} {'stage s':>8} {'rest s':>7}")
