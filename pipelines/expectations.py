@@ -2,8 +2,8 @@
 
 A suite is measured in one pass over its table: every expectation but uniqueness is a row
 predicate (:func:`violations`: true where a row breaks it), and the audit sums them all in one
-aggregation; uniqueness is a shuffle of a hash of each key, whose repeats each partition finds by
-sorting its hashes (:func:`repeated_hashes`). The predicates follow Great
+aggregation; uniqueness is a count of a hash of each key: grouped, for small tables, and for a large
+one a shuffle of the hashes whose repeats each partition finds by sorting them (:func:`repeated_hashes`). The predicates follow Great
 Expectations' semantics for the same expectations (jobs.quality.gx_adapter declares them for
 GE, and a test holds both engines to the same outcomes): a null passes every kind but
 ``not_null``; ``between`` is inclusive unless ``strict_max``; ``pair_at_least`` ignores a row
@@ -87,9 +87,9 @@ def unique_subject(expectation: Expectation) -> str:
     return columns[0] if len(columns) == 1 else "(" + ", ".join(columns) + ")"
 
 
-def counted_violations(found: list[Violation]) -> list[Column]:
-    """One aggregate per violation: how many rows break it (for a single ``agg``)."""
-    return [F.sum(v.breaks.cast("long")).alias(f"_broken_{n}") for n, v in enumerate(found)]
+def violation_counts(found: list[Violation]) -> list[Column]:
+    """One aggregate per violation: how many rows break it (for a single ``agg``; 0 over no rows)."""
+    return [F.coalesce(F.sum(v.breaks.cast("long")), F.lit(0)) for v in found]
 
 
 def all_present(columns: tuple[str, ...]) -> Column:

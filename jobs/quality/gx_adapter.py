@@ -10,7 +10,7 @@ values, so a clean table costs as few Spark jobs as GE allows.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import great_expectations as gx
 import great_expectations.expectations as gxe
@@ -125,6 +125,12 @@ class SuiteRunner:
             return rows, self.validate(cached, suite, params) if rows else []
         finally:
             cached.unpersist()
+
+    def run_all(
+        self, tables: Sequence[tuple[DataFrame, TableSuite]], params: Mapping[Param, object]
+    ) -> list[tuple[int, list[ExpectationOutcome]]]:
+        """For each (frame, suite) of ``tables``, as :meth:`run` gives it: one table after the other."""
+        return [self.run(df, suite, params) for df, suite in tables]
 
     def validate(
         self, df: DataFrame, suite: TableSuite, params: Mapping[Param, object]

@@ -35,6 +35,10 @@ class ExpectationEngine(Protocol):
         """The rows of ``df`` and one outcome per expectation of ``suite`` (none for no rows)."""
         ...
 
+    def run_all(self, tables, params) -> list[tuple[int, list[ExpectationOutcome]]]:
+        """:meth:`run` of each (frame, suite) of ``tables``, in their order."""
+        ...
+
 
 def jsonable(value: object) -> object:
     """A collected value as JSON can hold it (dates as ISO text, decimals as floats)."""

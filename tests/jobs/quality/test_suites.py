@@ -178,11 +178,52 @@ def test_both_engines_agree_on_every_kind_of_failure(spark):
         assert sorted(map(repr, mine.sample)) == sorted(map(repr, ge.sample)), mine.check_name
 
 
-def test_keys_that_share_a_hash_are_told_apart_by_the_keys_themselves(spark, monkeypatch):
+def _measured(outcomes) -> list:
+    return [
+        (o.check_name, o.is_success, o.failing_rows, o.message, sorted(map(repr, o.sample))) for o in outcomes
+    ]
+
+
+@pytest.mark.parametrize("grouped_up_to", [0, 1_000_000], ids=["sorted_hashes", "grouped_count"])
+def test_suites_measured_together_give_what_each_gives_alone(spark, monkeypatch, grouped_up_to):
+    """Tables measured together, their counts in one action and the small ones' keys in another, each get
+    the outcome Great Expectations gives it alone: a table with failures and duplicated keys, an empty one,
+    a passing one, and a second table with duplicates (so the uniqueness results are not swapped)."""
+    import jobs.quality.one_pass as one_pass
+    from jobs.quality.gx_adapter import SuiteRunner
+
+    monkeypatch.setattr(one_pass, "GROUPED_KEYS_UP_TO", grouped_up_to)
+    params = {**PARAMS, Param.THROUGHPUT_FROM: START, Param.THROUGHPUT_FIRST_DATE: date(2026, 11, 21)}
+    tables = [
+        (frame(spark, t.OFFSET_SNAPSHOTS, [{}, {}, {"queue_id": 70000}, {"queue_id": 3}], SNAPSHOT), SUITE["bronze.offset_snapshots"]),
+        (frame(spark, t.CONSUMER_LAG, [], LAG), SUITE["gold.consumer_lag"]),
+        (frame(spark, t.CONSUMER_LAG, [{}, {"queue_id": 1}], LAG), SUITE["gold.consumer_lag"]),
+        (frame(spark, t.CONSUME_THROUGHPUT, [{}, {"window_start": at(5)}, {"window_start": at(5)}, {}, {}], THROUGHPUT),
+         SUITE["gold.consume_throughput"]),
+    ]  # fmt: skip
+    ours = OnePassRunner(sample_size=10).run_all(tables, params)
+    theirs = SuiteRunner(sample_size=10).run_all(tables, params)
+    assert [(rows, _measured(found)) for rows, found in ours] == [
+        (rows, _measured(found)) for rows, found in theirs
+    ]
+    assert [rows for rows, _ in ours] == [4, 0, 2, 5]
+    unique = {
+        o.check_name: o.failing_rows
+        for _, found in ours
+        for o in found
+        if o.check_name.endswith("keys_unique")
+    }
+    assert unique == {"bronze.offset_snapshots.keys_unique": 2, "gold.consumer_lag.keys_unique": 0,
+                      "gold.consume_throughput.keys_unique": 5}  # fmt: skip
+
+
+@pytest.mark.parametrize("grouped_up_to", [0, 1_000_000], ids=["sorted_hashes", "grouped_count"])
+def test_keys_that_share_a_hash_are_told_apart_by_the_keys_themselves(spark, monkeypatch, grouped_up_to):
     """Uniqueness first counts a hash of each key; with a hash that gives every key the same value,
     the outcome is still exact: duplicates are counted by the keys, never by the hash."""
     import jobs.quality.one_pass as one_pass
 
+    monkeypatch.setattr(one_pass, "GROUPED_KEYS_UP_TO", grouped_up_to)
     rows = [{}, {}, {"queue_id": 2}, {"queue_id": 3}, {"cluster": None}, {"cluster": None}]
     df = frame(spark, t.OFFSET_SNAPSHOTS, rows, SNAPSHOT)
     honest = outcomes(OnePassRunner(sample_size=5), df, "bronze.offset_snapshots")["keys_unique"]
