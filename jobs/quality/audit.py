@@ -31,6 +31,7 @@ from jobs.quality import monitoring, suites
 from jobs.quality.alerts import DeliveryResult, build_sink, deliver
 from jobs.quality.report import report_path, write_report
 from jobs.quality.results import Alert, CheckResult, Finding, Notification
+from jobs.runtime.concurrent import side_by_side
 from pipelines.monitoring import CHECKS
 from pipelines.monitoring.alerts import alerts_of
 from schemas.config import StatusSettings
@@ -122,18 +123,29 @@ def _monitoring_results(
     return results
 
 
-def _write_findings_and_alerts(
-    lake: Lake, quality: QualitySettings, expectation_findings: list[Finding], run_id: str, start, end
-) -> dict[str, int]:
-    """Write the interval's quality/findings and quality/alerts; findings by check."""
-    spark = lake.spark
+def _monitoring_findings(lake: Lake, quality: QualitySettings, run_id: str, start, end) -> list[DataFrame]:
+    """The monitoring checks' quality/findings rows of the interval, one frame per check (planned, not run)."""
     found = monitoring.find_all(lake, quality, start, end)
-    frames: list[DataFrame] = [
+    return [
         monitoring.to_findings(
             found[c.name], c, quality.severity(c.check_name, c.severity), run_id, start, end
         )
         for c in CHECKS
     ]
+
+
+def _write_findings_and_alerts(
+    lake: Lake,
+    quality: QualitySettings,
+    monitoring_findings: list[DataFrame],
+    expectation_findings: list[Finding],
+    run_id: str,
+    start,
+    end,
+) -> dict[str, int]:
+    """Write the interval's quality/findings and quality/alerts; findings by check."""
+    spark = lake.spark
+    frames = list(monitoring_findings)
     frames.append(
         spark.createDataFrame(
             [f.row(run_id, start, end) for f in expectation_findings], QUALITY_FINDINGS.schema
@@ -163,10 +175,16 @@ def run_audit(
     log.info("auditing %s to %s (run %s)", start.isoformat(), end.isoformat(), run_id)
 
     status = getattr(settings, "status", None) or StatusSettings()
-    expectation_results, expectation_findings = suites.validate_tables(
-        lake, quality, start, end, _throughput_window(settings), status.window
+    # the suites' Spark jobs run while the monitoring checks are planned (an hour's audit is mostly planning)
+    (expectation_results, expectation_findings), monitoring_findings = side_by_side(
+        lambda: suites.validate_tables(
+            lake, quality, start, end, _throughput_window(settings), status.window
+        ),
+        lambda: _monitoring_findings(lake, quality, run_id, start, end),
     )
-    findings = _write_findings_and_alerts(lake, quality, expectation_findings, run_id, start, end)
+    findings = _write_findings_and_alerts(
+        lake, quality, monitoring_findings, expectation_findings, run_id, start, end
+    )
     counts, alerts = _collected_alerts(lake, start, quality.sink.max_alerts_per_check)
     results = (*expectation_results, *_monitoring_results(quality, findings, alerts))
     rows = [r.row(run_id, start, end) for r in results]

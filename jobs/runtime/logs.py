@@ -24,6 +24,8 @@ from pathlib import Path
 
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 _HANDLER_NAME = "offsetlake-log-file"
+# py4j tells at INFO of each connection to the JVM a thread opens and closes: nothing to act on
+logging.getLogger("py4j").setLevel(logging.WARNING)
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")

@@ -18,6 +18,7 @@ import hashlib
 import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -27,6 +28,7 @@ from jobs.io.growth import ResumePoint, resume_point
 from jobs.io.lake import Lake
 from jobs.io.landing import LandedFile, content_hashes, discover
 from jobs.io.worker_files import FileCount
+from jobs.runtime.concurrent import side_by_side
 from jobs.sources import BY_KIND, parse_sources, patterns
 from jobs.sources.collector import SourceOutput
 from jobs.stages.context import IngestResult, RunContext
@@ -174,22 +176,21 @@ def _ingest_batch(
         _resumes(candidates, copies or {}),
     )
     counts = output.counts()  # runs every read: the reader's files are written before the appends
-    for spec, landed in output.landed.items():
-        _append(
-            lake,
-            spec,
-            landed.withColumn("_ingest_run_id", F.lit(run_id)),
-            batch_id,
-            output.worker_written.get(spec),
-        )
-    for spec, rows in output.decided.items():
-        lake.merge(spec, rows.withColumn("_ingest_run_id", F.lit(run_id)))
     rejected = (
         output.rejected_given(counts)
         .withColumn("rejected_at", F.lit(now))
         .withColumn("_ingest_run_id", F.lit(run_id))
     )
-    _append(lake, REJECTED_INPUTS, rejected, batch_id)
+    # each table's write is its own: side by side; the files are marked ingested after them all
+    side_by_side(
+        *[
+            partial(_append, lake, spec, landed.withColumn("_ingest_run_id", F.lit(run_id)), batch_id,
+                    output.worker_written.get(spec))
+            for spec, landed in output.landed.items()
+        ],
+        *[partial(lake.merge, spec, rows.withColumn("_ingest_run_id", F.lit(run_id))) for spec, rows in output.decided.items()],
+        partial(_append, lake, REJECTED_INPUTS, rejected, batch_id),
+    )  # fmt: skip
     lake.merge(INGEST_RUNS, _final_rows(lake, output, counts, run_id, batch_id, candidates, repeats))
     output.release()
 

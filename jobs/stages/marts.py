@@ -14,6 +14,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from jobs.io.lake import Lake
+from jobs.runtime.concurrent import side_by_side
 from jobs.stages.context import ReplayInterval, RunContext
 from jobs.stages.intervals import checkpoint_at, gold_ranges, replayed_interval
 from pipelines.marts.exposure import duplicate_exposure
@@ -62,12 +63,19 @@ def build_marts(lake: Lake, settings: Settings, run_id: str) -> ReplayInterval:
     interval = replayed_interval(lake, run_id)
     ranges = gold_ranges(interval, settings)
     staging = lake.staging()
-    _lag(lake, staging, settings, interval.replayed_from, interval.replayed_to)
-    _throughput(lake, staging, settings, *ranges[CONSUME_THROUGHPUT])
-    _status(lake, staging, settings, *ranges[CONSUMER_STATUS], interval.replayed_from)
     day_from, end = ranges[DUPLICATE_EXPOSURE]
-    staging.overwrite(
-        DUPLICATE_EXPOSURE, duplicate_exposure(lake.read(OFFSET_REGRESSIONS, start=day_from, end=end))
+
+    def lag_and_status() -> None:
+        _lag(lake, staging, settings, interval.replayed_from, interval.replayed_to)
+        _status(lake, staging, settings, *ranges[CONSUMER_STATUS], interval.replayed_from)
+
+    def exposure() -> None:
+        staging.overwrite(
+            DUPLICATE_EXPOSURE, duplicate_exposure(lake.read(OFFSET_REGRESSIONS, start=day_from, end=end))
+        )
+
+    side_by_side(
+        lag_and_status, lambda: _throughput(lake, staging, settings, *ranges[CONSUME_THROUGHPUT]), exposure
     )
     return interval
 

@@ -16,6 +16,7 @@ from pyspark.sql import functions as F
 
 from jobs.io.lake import Lake
 from jobs.io.replay_writer import ReplayWriter
+from jobs.runtime.concurrent import side_by_side
 from jobs.sources import LOGGED_COMMITS, REPLAYED_EVIDENCE, SNAPSHOTS, kinds
 from jobs.sources.client_offsets import SOURCE as CLIENT_OFFSETS
 from jobs.stages.context import ReplayInterval, RunContext
@@ -142,14 +143,27 @@ def run_replay(
             frame.persist(StorageLevel.MEMORY_AND_DISK)
     try:
         if not writes_itself:
-            lake.replace_range(OFFSET_COMMITS_REPLAYED, result.commits, start, end)
-            lake.replace_range(STORED_OFFSET_TIMELINE, result.timeline, start, end)
+            silver = [
+                partial(lake.replace_range, OFFSET_COMMITS_REPLAYED, result.commits, start, end),
+                partial(lake.replace_range, STORED_OFFSET_TIMELINE, result.timeline, start, end),
+            ]
         else:
             result.state.count()  # the replay: its workers write the two tables' files
-            lake.replace_range(OFFSET_COMMITS_REPLAYED, None, start, end, worker_files=commits_dir)
-            lake.replace_range(STORED_OFFSET_TIMELINE, None, start, end, worker_files=timeline_dir)
-        lake.replace_range(OFFSET_REGRESSIONS, _explained(lake, result.regressions, start, end), start, end)
-        # the new checkpoint supersedes any taken inside the replayed interval
+            silver = [
+                partial(
+                    lake.replace_range, OFFSET_COMMITS_REPLAYED, None, start, end, worker_files=commits_dir
+                ),
+                partial(
+                    lake.replace_range, STORED_OFFSET_TIMELINE, None, start, end, worker_files=timeline_dir
+                ),
+            ]
+        side_by_side(
+            *silver,
+            lambda: lake.replace_range(
+                OFFSET_REGRESSIONS, _explained(lake, result.regressions, start, end), start, end
+            ),
+        )
+        # the new checkpoint, after the tables it sums up, supersedes any taken inside the replayed interval
         lake.replace_range(
             REPLAY_CHECKPOINTS, result.checkpoint.withColumn("as_of", F.lit(end)), start + TICK, end + TICK
         )
