@@ -176,21 +176,29 @@ def _ingest_batch(
         _resumes(candidates, copies or {}),
     )
     counts = output.counts()  # runs every read: the reader's files are written before the appends
+    run_tag = F.lit(run_id)
     rejected = (
         output.rejected_given(counts)
         .withColumn("rejected_at", F.lit(now))
-        .withColumn("_ingest_run_id", F.lit(run_id))
+        .withColumn("_ingest_run_id", run_tag)
     )
-    # each table's write is its own: side by side; the files are marked ingested after them all
-    side_by_side(
-        *[
-            partial(_append, lake, spec, landed.withColumn("_ingest_run_id", F.lit(run_id)), batch_id,
-                    output.worker_written.get(spec))
-            for spec, landed in output.landed.items()
-        ],
-        *[partial(lake.merge, spec, rows.withColumn("_ingest_run_id", F.lit(run_id))) for spec, rows in output.decided.items()],
-        partial(_append, lake, REJECTED_INPUTS, rejected, batch_id),
-    )  # fmt: skip
+    appends = [
+        partial(
+            _append,
+            lake,
+            spec,
+            landed.withColumn("_ingest_run_id", run_tag),
+            batch_id,
+            output.worker_written.get(spec),
+        )
+        for spec, landed in output.landed.items()
+    ]
+    merges = [
+        partial(lake.merge, spec, rows.withColumn("_ingest_run_id", run_tag))
+        for spec, rows in output.decided.items()
+    ]
+    # each table's write is its own, so they run side by side; the files are marked ingested after them all
+    side_by_side(*appends, *merges, partial(_append, lake, REJECTED_INPUTS, rejected, batch_id))
     lake.merge(INGEST_RUNS, _final_rows(lake, output, counts, run_id, batch_id, candidates, repeats))
     output.release()
 
