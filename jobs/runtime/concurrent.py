@@ -2,7 +2,7 @@
 
 An hour's tables are small: each write spends most of its time planning in the driver and in
 Spark's fixed costs per job, with the cores idle, so writes that depend on nothing of each other
-overlap (docs/experiments.md, "An hour's independent writes side by side"). Spark runs the jobs of
+overlap (docs/experiments.md, "An hour's independent work side by side"). Spark runs the jobs of
 several threads at once; each write still commits its own table alone.
 
 The threads are kept for the process's life: each keeps its own connection to the JVM, which a
