@@ -42,8 +42,14 @@ def test_an_error_is_raised_once_every_other_call_has_ended():
 
 
 def test_a_call_that_hands_over_work_itself_runs_it_in_its_own_thread():
-    def outer():
-        return side_by_side(lambda: threading.current_thread().name, lambda: "inner")
+    """Nested work runs inline in the handing thread (on a full pool, waiting for a thread would never end)."""
 
-    [(name, inner)] = side_by_side(outer, lambda: None)[:1]
-    assert inner == "inner" and name.startswith("offsetlake-side")
+    def outer():
+        own = threading.current_thread().name
+        return own, side_by_side(
+            lambda: threading.current_thread().name, lambda: threading.current_thread().name
+        )
+
+    [(own, inner), _] = side_by_side(outer, lambda: None)
+    assert own.startswith("offsetlake-side")
+    assert inner == [own, own]
