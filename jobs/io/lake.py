@@ -155,6 +155,11 @@ class Lake:
         """Upsert: rows matching on ``keys`` (default ``spec.keys``) are updated, others inserted."""
         self._engine.merge(self.path(spec), spec, conform(df, spec), keys or spec.keys)
 
+    def merge_rows(self, spec: TableSpec, rows: list[tuple], keys: tuple[str, ...] | None = None) -> None:
+        """``merge`` of rows the driver holds (tuples in ``spec``'s column order): a run's own
+        records, which the embedded engine commits without a Spark job."""
+        self._engine.merge_rows(self.path(spec), spec, rows, keys or spec.keys)
+
     def maintain(
         self, spec: TableSpec, *, retention: timedelta, zorder: bool = False
     ) -> TableMaintenance | None:

@@ -163,7 +163,7 @@ def _ingest_batch(
         return
     now = datetime.now(UTC)
     pending = [_ops_row(c, run_id, batch_id, "pending", None, None, now) for c in candidates]
-    lake.merge(INGEST_RUNS, lake.spark.createDataFrame(pending, INGEST_RUNS.schema))
+    lake.merge_rows(INGEST_RUNS, pending)
     # on the embedded lake the commit reader writes the rows of the lines it has checked itself
     directory = lake.worker_dir(OFFSET_COMMITS, f"reader-{batch_id}")
     writer = CheckedCommitWriter(directory, run_id) if directory else None
@@ -199,7 +199,7 @@ def _ingest_batch(
     ]
     # each table's write is its own, so they run side by side; the files are marked ingested after them all
     side_by_side(*appends, *merges, partial(_append, lake, REJECTED_INPUTS, rejected, batch_id))
-    lake.merge(INGEST_RUNS, _final_rows(lake, output, counts, run_id, batch_id, candidates, repeats))
+    lake.merge_rows(INGEST_RUNS, _final_rows(output, counts, run_id, batch_id, candidates, repeats))
     output.release()
 
 
@@ -211,9 +211,7 @@ def _append(
     lake.append(spec, df, once_as=f"offsetlake-ingest:{batch_id}:{spec.path}", worker_files=worker_files)
 
 
-def _final_rows(
-    lake: Lake, output: SourceOutput, counts: dict, run_id, batch_id, candidates, repeats
-) -> DataFrame:
+def _final_rows(output: SourceOutput, counts: dict, run_id, batch_id, candidates, repeats) -> list[tuple]:
     """ops rows with each file's status and record counts (``counts``: the accounting's rows by file)."""
     skipped = {r.source_file: r for r in output.skipped.collect()}
     now = datetime.now(UTC)
@@ -238,4 +236,4 @@ def _final_rows(
                 identity,
             )
         )
-    return lake.spark.createDataFrame(rows, INGEST_RUNS.schema)
+    return rows

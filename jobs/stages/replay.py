@@ -210,4 +210,4 @@ def _record(lake: Lake, run_id: str, interval: ReplayInterval) -> None:
             datetime.now(UTC),
         )
     ]
-    lake.merge(REPLAY_RUNS, lake.spark.createDataFrame(row, REPLAY_RUNS.schema))
+    lake.merge_rows(REPLAY_RUNS, row)

@@ -52,6 +52,10 @@ class DeltaEngine(Protocol):
 
     def merge(self, path: str, spec: TableSpec, df: DataFrame, keys: tuple[str, ...]) -> None: ...
 
+    def merge_rows(self, path: str, spec: TableSpec, rows: list[tuple], keys: tuple[str, ...]) -> None:
+        """``merge`` of rows the driver holds (tuples in ``spec``'s column order)."""
+        ...
+
     def drop(self, path: str) -> None:
         """Remove the table, its log and its files."""
         ...

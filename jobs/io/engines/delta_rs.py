@@ -393,21 +393,26 @@ class DeltaRsEngine:
         df.write.mode("errorifexists").parquet(str(staging))
         try:
             source = pads.dataset(str(staging), format="parquet", schema=spec.arrow_schema)
-            condition = " AND ".join(f't."{k}" = s."{k}"' for k in keys)
-            (
-                DeltaTable(str(_local_path(path)))
-                .merge(
-                    source=source.scanner().to_reader(),
-                    predicate=condition,
-                    source_alias="s",
-                    target_alias="t",
-                )
-                .when_matched_update_all()
-                .when_not_matched_insert_all()
-                .execute()
-            )
+            self._merge(DeltaTable(str(_local_path(path))), source.scanner().to_reader(), keys)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
+
+    def merge_rows(self, path: str, spec: TableSpec, rows: list[tuple], keys: tuple[str, ...]) -> None:
+        """delta-rs MERGE of rows the driver holds, without a Spark job: a run's own records."""
+        source = pa.Table.from_pylist(
+            [dict(zip(spec.columns, row)) for row in rows], schema=spec.arrow_schema
+        )
+        self._merge(self._table(path, spec), source, keys)
+
+    @staticmethod
+    def _merge(table: DeltaTable, source, keys: tuple[str, ...]) -> None:
+        condition = " AND ".join(f't."{k}" = s."{k}"' for k in keys)
+        (
+            table.merge(source=source, predicate=condition, source_alias="s", target_alias="t")
+            .when_matched_update_all()
+            .when_not_matched_insert_all()
+            .execute()
+        )
 
     def discard_unfinished_writes(self, root: str) -> None:
         """Remove every table's private write directory (Spark's staged files, worker files) that a

@@ -110,6 +110,9 @@ class NativeDeltaEngine:
             .execute()
         )
 
+    def merge_rows(self, path: str, spec: TableSpec, rows: list[tuple], keys: tuple[str, ...]) -> None:
+        self.merge(path, spec, self.spark.createDataFrame(rows, spec.schema), keys)
+
     def discard_unfinished_writes(self, root: str) -> None:
         """Nothing: Spark writes a native Delta table's files itself, and Delta ignores the
         files of a write that never committed until a VACUUM removes them."""

@@ -141,6 +141,27 @@ def test_merge_updates_matches_and_inserts_the_rest(spark, lake):
     )
 
 
+def test_merge_rows_from_the_driver_upserts_like_a_merge_of_a_frame(spark, lake, tmp_path):
+    """A run's own records, merged from the driver's rows (the embedded engine commits them
+    without a Spark job), leave the table a merge of the same rows as a frame leaves, and a new
+    table starts from them."""
+    first = [row("a", ts(21, 10), 1), row("b", ts(21, 11), 2)]
+    second = [row("b", ts(21, 11), 22), row("c", ts(21, 12), None, queue_id=None)]
+    lake.merge_rows(SPEC, first)
+    lake.merge_rows(SPEC, second)
+    framed = Lake(spark, tmp_path / "framed", engine=lake.engine_name)
+    framed.merge(SPEC, frame(spark, first))
+    framed.merge(SPEC, frame(spark, second))
+    assert as_set(lake.read(SPEC)) == as_set(framed.read(SPEC)) == as_utc(
+        [row("a", ts(21, 10), 1), row("b", ts(21, 11), 22), row("c", ts(21, 12), None, queue_id=None)]
+    )
+    # any Delta reader sees the same rows, partitioned as Spark's writes are
+    if lake.engine_name == "delta-rs":
+        table = DeltaTable(lake.path(SPEC))
+        assert table.metadata().partition_columns == ["event_date"]
+        assert sorted(table.to_pyarrow_table().column("offset").to_pylist(), key=str) == [1, 22, None]
+
+
 def test_write_rejects_frame_missing_contract_columns(spark, lake):
     df = frame(spark, [row("a", ts(21, 10), 1)]).drop("offset")
     with pytest.raises(LakeError, match=r"columns \['offset'\] are missing"):
