@@ -152,8 +152,12 @@ def test_merge_rows_from_the_driver_upserts_like_a_merge_of_a_frame(spark, lake,
     framed = Lake(spark, tmp_path / "framed", engine=lake.engine_name)
     framed.merge(SPEC, frame(spark, first))
     framed.merge(SPEC, frame(spark, second))
-    assert as_set(lake.read(SPEC)) == as_set(framed.read(SPEC)) == as_utc(
-        [row("a", ts(21, 10), 1), row("b", ts(21, 11), 22), row("c", ts(21, 12), None, queue_id=None)]
+    assert (
+        as_set(lake.read(SPEC))
+        == as_set(framed.read(SPEC))
+        == as_utc(
+            [row("a", ts(21, 10), 1), row("b", ts(21, 11), 22), row("c", ts(21, 12), None, queue_id=None)]
+        )
     )
     # any Delta reader sees the same rows, partitioned as Spark's writes are
     if lake.engine_name == "delta-rs":
