@@ -6,8 +6,8 @@ Two engines give the same tables (``<root>/<layer>/<table>``, readable by any De
   the classpath (a cluster, Databricks, ``--packages``).
 - ``delta-rs``: the embedded default. Spark still does all computing and writes the Parquet
   files from its executors; ``deltalake`` (delta-rs) commits those files to the Delta log,
-  and reads go through the table's active files back into Spark. The driver never holds
-  table data.
+  and reads go through the table's active files back into Spark. The driver holds no table
+  data but the run's own records, which it builds (``merge_rows``).
 
 Write modes, all atomic Delta commits::
 
@@ -17,6 +17,7 @@ Write modes, all atomic Delta commits::
     lake.replace_range(OFFSET_COMMITS, df, start, end)    # replaceWhere start <= event_time < end
     lake.overwrite(REPLAY_CHECKPOINTS, df)                # replace the whole table
     lake.merge(INGEST_RUNS, df)                           # upsert on the table's keys
+    lake.merge_rows(INGEST_RUNS, rows)                    # the same, of the driver's own tuples
 
 Maintenance (compaction, log checkpoint and clean-up, vacuum; the caller holds the lake's lock)::
 

@@ -400,7 +400,7 @@ class DeltaRsEngine:
     def merge_rows(self, path: str, spec: TableSpec, rows: list[tuple], keys: tuple[str, ...]) -> None:
         """delta-rs MERGE of rows the driver holds, without a Spark job: a run's own records."""
         source = pa.Table.from_pylist(
-            [dict(zip(spec.columns, row)) for row in rows], schema=spec.arrow_schema
+            [dict(zip(spec.columns, row, strict=True)) for row in rows], schema=spec.arrow_schema
         )
         self._merge(self._table(path, spec), source, keys)
 

@@ -166,6 +166,11 @@ def test_merge_rows_from_the_driver_upserts_like_a_merge_of_a_frame(spark, lake,
         assert sorted(table.to_pyarrow_table().column("offset").to_pylist(), key=str) == [1, 22, None]
 
 
+def test_merge_rows_refuses_a_row_of_another_width(lake):
+    with pytest.raises(ValueError):
+        lake.merge_rows(SPEC, [("a", ts(21, 10), 0, 1)])
+
+
 def test_write_rejects_frame_missing_contract_columns(spark, lake):
     df = frame(spark, [row("a", ts(21, 10), 1)]).drop("offset")
     with pytest.raises(LakeError, match=r"columns \['offset'\] are missing"):
