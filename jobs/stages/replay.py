@@ -178,9 +178,10 @@ def run_replay(
 def _explained(lake: Lake, regressions: DataFrame, start: datetime, end: datetime) -> DataFrame:
     """The interval's regressions with their causes, from the evidence of the look-backs before it.
 
-    The regressions are computed first, apart: the explanation joins them seven times over, and
-    with the replay's plan beneath each it took longer to plan and to run than with their rows
-    (docs/experiments.md, "The regressions explained from their own rows")."""
+    The regressions are computed first, apart: the explanation's plan holds them eight times (each
+    cause's candidates and the final join), and with the replay's plan beneath each it took longer
+    to plan and to run than with their rows (docs/experiments.md, "The regressions explained from
+    their own rows")."""
     regressions = regressions.localCheckpoint()
     lookback = timedelta(seconds=LOOKBACK_SECONDS + SLACK_SECONDS)
     return with_causes(
