@@ -76,12 +76,12 @@ def _base_conf(settings: SparkSettings) -> dict[str, str]:
         # that outgrows memory spills to local disk (MEMORY_AND_DISK).
         "spark.sql.inMemoryColumnarStorage.compressed": "false",
         "spark.sql.execution.arrow.pyspark.enabled": "true",
-        # PySpark 4 records the Python call site of every column expression in the driver JVM,
-        # for the query context of a runtime error: about ten calls to the JVM per expression,
-        # where building it takes three, and a stage builds thousands (docs/experiments.md,
-        # "Column expressions without their Python call sites"). A runtime error keeps its
-        # message and stack trace, without the line of Python that built the failing
-        # expression; "true" restores those lines.
+        # PySpark 4 records in the driver JVM the line of Python behind each of Column's methods
+        # and F.col, for the query context of a runtime error: about ten more calls to the JVM
+        # each, where F.col itself takes three, and a stage builds thousands of expressions
+        # (docs/experiments.md, "Column expressions without their Python call sites"). A runtime
+        # error keeps its message and stack trace, without the line of Python that built the
+        # failing expression; "true" restores those lines.
         "spark.python.sql.dataFrameDebugging.enabled": "false",
         # Delta stores timestamps as INT64 microseconds (Spark's default is INT96).
         "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
