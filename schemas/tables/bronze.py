@@ -79,7 +79,9 @@ QUEUE_OFFSETS = TableSpec(
     layer="bronze",
     name="queue_offsets",
     grain="one row per (observation, broker, topic, queue[, consumer group])",
-    keys=("_file_hash", "line_no"),
+    # an idle topic's or group's output repeats itself byte for byte: the file's path (its time)
+    # tells two observations apart
+    keys=("source_file", "_file_hash", "line_no"),
     event_time="observed_at",
     partition_by=("observed_date",),
     high_cardinality=("max_offset", "consumer_offset", "line_no"),

@@ -1,0 +1,45 @@
+"""An admin-tool output that repeats itself byte for byte is a new observation each time it is saved."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta
+
+import pytest
+
+from jobs.io.lake import Lake
+from jobs.quality.one_pass import OnePassRunner
+from jobs.stages.runner import run_stages
+from jobs.tools.simulator.progress import StatusRow, render_topic_status
+from schemas.config import Settings
+from schemas.quality import SUITES, Param, QualitySettings
+from schemas.tables import QUEUE_OFFSETS
+from tests.frames import rows
+
+START = datetime(2026, 11, 21, 10, tzinfo=UTC)
+pytestmark = pytest.mark.slow
+
+
+def test_an_idle_topics_identical_outputs_are_two_observations_with_unique_keys(spark, tmp_path):
+    landing, lake_root = tmp_path / "landing", tmp_path / "lake"
+    # nothing produced between the two saves: the tool prints the same bytes (it prints no time)
+    output = render_topic_status([StatusRow("broker-a", 0, 0, 150, "")], 0.0)
+    for minutes in (0, 5):
+        folder = landing / "progress" / "prod-1" / f"{START + timedelta(minutes=minutes):%Y-%m-%dT%H:%M:%SZ}"
+        folder.mkdir(parents=True)
+        (folder / "topicStatus-prices.txt").write_text(output)
+
+    run_stages(Settings(), lake_root, landing, START, START + timedelta(hours=1), "r", ("ingest",))
+
+    observed = Lake(spark, lake_root).read(QUEUE_OFFSETS)
+    assert rows(observed, "observed_at", "max_offset") == [
+        (START, 150),
+        (START + timedelta(minutes=5), 150),
+    ]
+    suite = next(s for s in SUITES if s.table == QUEUE_OFFSETS)
+    params = {
+        Param.FIRST_DATE: date(2026, 11, 21),
+        Param.LAST_DATE: date(2026, 11, 21),
+        Param.MAX_QUEUE_ID: QualitySettings().max_queue_id,
+    }
+    outcomes = {o.check_name: o for o in OnePassRunner().validate(observed, suite, params)}
+    assert outcomes["bronze.queue_offsets.keys_unique"].is_success, outcomes["bronze.queue_offsets.keys_unique"]
