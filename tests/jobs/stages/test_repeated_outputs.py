@@ -42,4 +42,5 @@ def test_an_idle_topics_identical_outputs_are_two_observations_with_unique_keys(
         Param.MAX_QUEUE_ID: QualitySettings().max_queue_id,
     }
     outcomes = {o.check_name: o for o in OnePassRunner().validate(observed, suite, params)}
-    assert outcomes["bronze.queue_offsets.keys_unique"].is_success, outcomes["bronze.queue_offsets.keys_unique"]
+    unique = outcomes["bronze.queue_offsets.keys_unique"]
+    assert unique.is_success, unique.message
