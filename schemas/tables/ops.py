@@ -8,7 +8,9 @@ REJECTED_INPUTS = TableSpec(
     layer="quarantine",
     name="rejected_inputs",
     grain="one row per rejected file or line",
-    keys=("_file_hash", "line_no"),
+    # a file known by its path (an admin output, a client's offsets) is read again when it lands
+    # again under another path with the same bytes: the path tells its rejections apart
+    keys=("source_file", "_file_hash", "line_no"),
     event_time=None,
     high_cardinality=("line_no", "raw"),
     schema=fields(
