@@ -228,6 +228,20 @@ def find_abandoned_groups(
     )  # fmt: skip
 
 
+def _last_before(commits: DataFrame, cutoff: datetime) -> DataFrame:
+    """``commits`` without those before each queue's last instant at or before ``cutoff``.
+
+    A snapshot of the interval judges every commit at or before ``cutoff`` (its time less the
+    tolerance) as one: the last of them. Kept are that last instant's commits (its ties, ordered
+    by file and line as every commit is) and all commits after ``cutoff``, so the windows below
+    sort an interval's commits and a row per queue, not every commit of the look-back."""
+    older = commits.where(F.col("committed_at") <= F.lit(cutoff))
+    last = older.groupBy(*QUEUE_KEY).agg(F.max("committed_at").alias("committed_at"))
+    return commits.where(F.col("committed_at") > F.lit(cutoff)).unionByName(
+        older.join(last, on=[*QUEUE_KEY, "committed_at"], how="left_semi")
+    )
+
+
 def find_snapshot_commit_mismatches(
     snapshots: DataFrame,
     commits: DataFrame,
@@ -257,7 +271,10 @@ def find_snapshot_commit_mismatches(
         F.lit(None).cast("long").alias("commit_offset"), F.lit(None).cast("long").alias("commit_seq"),
     )  # fmt: skip
     commit_order = Window.partitionBy(*QUEUE_KEY).orderBy("committed_at", "_file_hash", "line_no")
-    numbered = commits.where(F.col("committed_at") < F.lit(interval_end)).select(
+    compared = _last_before(
+        commits.where(F.col("committed_at") < F.lit(interval_end)), interval_start - tolerance
+    )
+    numbered = compared.select(
         *QUEUE_KEY, F.col("committed_at").alias("at"), F.lit(None).cast("long").alias("snapshot_offset"),
         F.col("offset").alias("commit_offset"), F.row_number().over(commit_order).cast("long").alias("commit_seq"),
     )  # fmt: skip

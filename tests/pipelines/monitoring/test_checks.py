@@ -230,6 +230,28 @@ def test_snapshot_commit_mismatch_needs_a_commit_old_enough_and_orders_ties_by_l
     assert rows(found) == []
 
 
+def test_snapshot_commit_mismatch_judges_the_look_backs_commits_by_their_last(spark):
+    snapshots, commits = snapshot_commit_frames(
+        spark,
+        [(at(10, 0, 5), "main", 40), (at(10, 0, 6), "main", 41), (at(10, 0, 20), "main", 60)],
+        [
+            *[(at(9, minute), 10 + minute) for minute in range(30)],  # the look-back's commits
+            # two commits at the last instant before the cutoff (09:59:55): the later line is the last
+            (at(9, 59, 50), 41),
+            (at(9, 59, 50), 40),
+            (at(9, 59, 58), 50),  # after the cutoff: recent for the first two snapshots, held for the third
+        ],
+    )
+    found = checks.find_snapshot_commit_mismatches(
+        snapshots, commits, interval_start=START, interval_end=END, tolerance=timedelta(seconds=10)
+    )
+    # 10:00:05 holds the last commit (40); 10:00:06 holds an older one; 10:00:20 one it already passed
+    assert rows(found, "snapshot_at", "snapshot_offset", "last_commit_offset", "last_committed_at") == [
+        (at(10, 0, 6), 41, 50, at(9, 59, 58)),
+        (at(10, 0, 20), 60, 50, at(9, 59, 58)),
+    ]
+
+
 def test_large_regressions_carry_group_queue_size_and_client_host(spark):
     data = [
         (
