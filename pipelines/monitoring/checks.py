@@ -230,7 +230,7 @@ def find_abandoned_groups(
 
 # A commit's place among its queue's: time, then file and line (a struct orders field by field,
 # nulls first, as an ascending sort does)
-_COMMIT_ORDER = "struct<committed_at:timestamp,_file_hash:string,line_no:bigint>"
+_COMMIT_ORDER = ("committed_at", "_file_hash", "line_no")
 
 
 def _last_before(commits: DataFrame, cutoff: datetime) -> DataFrame:
@@ -273,17 +273,17 @@ def find_snapshot_commit_mismatches(
     in_interval = _in_interval(F.col("snapshot_at"), interval_start, interval_end)
     shots = snapshots.where((F.col("snapshot_source") == "main") & in_interval).select(
         *QUEUE_KEY, F.col("snapshot_at").alias("at"), F.col("offset").alias("snapshot_offset"),
-        F.lit(None).cast("long").alias("commit_offset"), F.lit(None).cast(_COMMIT_ORDER).alias("commit_seq"),
     )  # fmt: skip
     compared = _last_before(
         commits.where(F.col("committed_at") < F.lit(interval_end)), interval_start - tolerance
     )
     numbered = compared.select(
-        *QUEUE_KEY, F.col("committed_at").alias("at"), F.lit(None).cast("long").alias("snapshot_offset"),
-        F.col("offset").alias("commit_offset"), F.struct("committed_at", "_file_hash", "line_no").alias("commit_seq"),
+        *QUEUE_KEY, F.col("committed_at").alias("at"), F.col("offset").alias("commit_offset"),
+        F.struct(*_COMMIT_ORDER).alias("commit_seq"),
     )  # fmt: skip
     events = (
-        shots.unionByName(numbered)
+        # each side's missing columns are null: a snapshot has no commit offset or order
+        shots.unionByName(numbered, allowMissingColumns=True)
         .withColumn("t", F.unix_micros("at"))
         .withColumn("committed_at", F.when(F.col("commit_seq").isNotNull(), F.col("at")))
     )
