@@ -19,11 +19,13 @@ against the patterns: a file two patterns match belongs to the first.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 
 from jobs.io.checked_commits import CheckedCommitWriter
 from jobs.io.growth import ResumePoint
 from jobs.io.lake import Lake
 from jobs.io.landing import LandedFile
+from jobs.runtime.concurrent import side_by_side
 from jobs.sources import broker_logs, client_logs, client_offsets, commits, connections, progress, snapshots
 from jobs.sources.collector import Collector, ParseContext, SourceOutput, finish
 from jobs.sources.source import COMMIT_LOG, LOGGED_COMMITS, REPLAYED_EVIDENCE, SNAPSHOTS, Source
@@ -83,12 +85,18 @@ def parse_sources(
     bronze/offset_commits (``worker_written``). ``resumes`` gives, by path, where a file that grew
     since an ingested copy has its new lines (jobs.io.growth).
     """
-    collector = Collector(lake.spark)
-    context = ParseContext(lake, settings, hashes, collector, checked_commits, resumes or {})
     by_kind: dict[str, list[LandedFile]] = {}
     for f in files:
         by_kind.setdefault(f.source_kind, []).append(f)
-    for source in SOURCES:
-        if by_kind.get(source.kind):
-            source.parse(context, by_kind[source.kind])
-    return finish(lake.spark, collector)
+    landed = [source for source in SOURCES if by_kind.get(source.kind)]
+    contexts = [
+        ParseContext(lake, settings, hashes, Collector(lake.spark), checked_commits, resumes or {})
+        for _ in landed
+    ]
+    # Building a source's frames is planning (the JVM analyses each step), with nothing to run
+    # yet: the sources are planned side by side, each into its own collector, gathered in
+    # SOURCES' order (docs/experiments.md, "The sources planned side by side").
+    side_by_side(
+        *(partial(source.parse, context, by_kind[source.kind]) for source, context in zip(landed, contexts))
+    )
+    return finish(lake.spark, [context.collector for context in contexts])

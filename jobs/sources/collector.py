@@ -141,13 +141,21 @@ def _union(frames: list[DataFrame]) -> DataFrame:
     return reduce(lambda a, b: a.unionByName(b), frames)
 
 
-def finish(spark: SparkSession, collector: Collector) -> SourceOutput:
-    # every part is cached by the collector: the unions cost nothing to recompute
-    landed = {spec: _union(frames) for spec, frames in collector.landed.items()}
-    rejected = _union(collector.rejected) if collector.rejected else None
-    if collector.counted:
+def finish(spark: SparkSession, collectors: list[Collector]) -> SourceOutput:
+    """What ``collectors`` (one per source, in SOURCES' order) gathered, as one output."""
+    landed_frames: dict[TableSpec, list[DataFrame]] = {}
+    for collector in collectors:
+        for spec, frames in collector.landed.items():
+            landed_frames.setdefault(spec, []).extend(frames)
+    rejected_frames = [df for collector in collectors for df in collector.rejected]
+    counted = [df for collector in collectors for df in collector.counted]
+    skipped_frames = [df for collector in collectors for df in collector.skipped]
+    # every part is cached by the collectors: the unions cost nothing to recompute
+    landed = {spec: _union(frames) for spec, frames in landed_frames.items()}
+    rejected = _union(rejected_frames) if rejected_frames else None
+    if counted:
         accounting = (
-            _union(collector.counted)
+            _union(counted)
             .groupBy("source_file")
             .agg(
                 F.sum("landed").alias("records_landed"),
@@ -163,13 +171,13 @@ def finish(spark: SparkSession, collector: Collector) -> SourceOutput:
         )
     if rejected is None:
         rejected = spark.createDataFrame([], REJECTED_INPUTS.schema).drop("rejected_at", "_ingest_run_id")
-    skipped = _union(collector.skipped) if collector.skipped else spark.createDataFrame([], SKIPPED_SCHEMA)
+    skipped = _union(skipped_frames) if skipped_frames else spark.createDataFrame([], SKIPPED_SCHEMA)
     return SourceOutput(
         landed,
         rejected,
         accounting,
         skipped,
-        collector.persisted,
-        collector.worker_written,
-        collector.decided,
+        [df for collector in collectors for df in collector.persisted],
+        {spec: d for collector in collectors for spec, d in collector.worker_written.items()},
+        {spec: df for collector in collectors for spec, df in collector.decided.items()},
     )
