@@ -65,8 +65,8 @@ def parse(context: ParseContext, files: list[LandedFile]) -> None:
 
 def _delay_offsets(context: ParseContext, read: list[SnapshotFile], documents: DataFrame) -> Parsed:
     """bronze/delay_offsets' rows of the batch. They come from delayOffset.json files alone, so
-    a batch without one has none, and its parse is not planned (building a parse is most of an
-    hour's ingest planning); the table still gets its empty append."""
+    a batch without one has none, and their parse is not built: every step built is the driver's
+    and the JVM's time before the ingest's one action. The table still gets its empty append."""
     if any(f.document_kind == "delay_offsets" for f in read):
         return explode_delay_offsets(documents)
     spark = context.spark
