@@ -10,16 +10,11 @@ from jobs.stages.runner import run_stages
 from schemas.config import Settings
 from schemas.tables import DELAY_OFFSETS, OFFSET_SNAPSHOTS, REJECTED_INPUTS
 from tests.frames import rows
+from tests.landings import land_snapshot as land
 
 
 def at(minute: int) -> datetime:
     return datetime(2026, 11, 21, 10, minute, tzinfo=UTC)
-
-
-def land(landing, when: datetime, name: str, text: str) -> None:
-    path = landing / "snapshots" / "c1" / "broker-a" / when.strftime("%Y-%m-%dT%H:%M:%SZ") / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
 
 
 def ingest(landing, lake_root, run_id: str) -> None:

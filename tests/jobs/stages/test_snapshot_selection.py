@@ -13,18 +13,13 @@ from jobs.stages.runner import run_stages
 from schemas.config import Settings
 from schemas.tables import OFFSET_REGRESSIONS, SNAPSHOT_FILES, STORED_OFFSET_TIMELINE
 from tests.frames import assert_frames_equal, rows
+from tests.landings import land_snapshot as land
 
 STAGES = ("ingest", "replay")
 
 
 def at(hour: int, minute: int) -> datetime:
     return datetime(2026, 11, 21, hour, minute, tzinfo=UTC)
-
-
-def land(landing, when: datetime, name: str, text: str) -> None:
-    path = landing / "snapshots" / "c1" / "broker-a" / when.strftime("%Y-%m-%dT%H:%M:%SZ") / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
 
 
 def timeline(lake: Lake) -> list[tuple]:
