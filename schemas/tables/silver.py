@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from schemas.tables.spec import BOOLEAN, DATE, INT, KEY, LONG, STRING, TIMESTAMP, TableSpec, fields
+from schemas.tables.spec import BOOLEAN, DATE, INT, KEY, LINE_KEY, LONG, STRING, TIMESTAMP, TableSpec, fields
 
 OFFSET_COMMITS_REPLAYED = TableSpec(
     layer="silver",
     name="offset_commits_replayed",
     grain="one row per observed commit, in replay order",
-    keys=("_file_hash", "line_no"),
+    keys=LINE_KEY,
     event_time="committed_at",
     partition_by=("commit_date",),
     high_cardinality=("committed_at", "offset", "stored_offset_before", "client_offset_after", "line_no"),

@@ -44,6 +44,11 @@ class TableSpec:
         return f"{self.layer}/{self.name}"
 
     @property
+    def description(self) -> str:
+        """The table's Delta description, for any Delta reader: its name, grain and keys."""
+        return f"{self.layer}.{self.name}: {self.grain}; keys: {', '.join(self.keys)}"
+
+    @property
     def columns(self) -> list[str]:
         return [f.name for f in self.schema.fields]
 
@@ -74,6 +79,10 @@ LINEAGE = (
     ("_file_hash", STRING, False),
     ("_ingest_run_id", STRING, False),
 )
+# A line of a commit stream or log, the key of the rows it gives: such a file is ingested once per
+# cluster by its content (jobs.sources.source.Source.identity), so byte-identical files of two
+# clusters both land, their lines told apart by the cluster.
+LINE_KEY = ("cluster", "_file_hash", "line_no")
 # The topic@group key, split and classified (see pipelines.keys).
 KEY = (
     ("topic", STRING, False),

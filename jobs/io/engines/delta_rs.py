@@ -145,6 +145,16 @@ def _with_new_columns(table: DeltaTable, spec: TableSpec) -> DeltaTable:
     return table
 
 
+def _described(table: DeltaTable, spec: TableSpec) -> DeltaTable:
+    """``table`` whose Delta description says the grain and keys ``spec`` declares: a lake
+    written by an earlier version keeps the description of its keys then, until a write
+    brings it up to date."""
+    if table.metadata().description != spec.description:
+        log.info("%s: the table's description brought up to date: %s", spec.path, spec.description)
+        table.alter.set_table_description(spec.description)
+    return table
+
+
 class DeltaRsEngine:
     def __init__(self, spark: SparkSession):
         self.spark = spark
@@ -156,14 +166,14 @@ class DeltaRsEngine:
     def _table(self, path: str, spec: TableSpec) -> DeltaTable:
         local = _local_path(path)
         if DeltaTable.is_deltatable(str(local)):
-            return _with_new_columns(DeltaTable(str(local)), spec)
+            return _described(_with_new_columns(DeltaTable(str(local)), spec), spec)
         local.mkdir(parents=True, exist_ok=True)
         return DeltaTable.create(
             str(local),
             schema=spec.arrow_schema,
             partition_by=list(spec.partition_by) or None,
             name=spec.name,
-            description=f"{spec.layer}.{spec.name}: {spec.grain}; keys: {', '.join(spec.keys)}",
+            description=spec.description,
         )
 
     @staticmethod

@@ -42,7 +42,7 @@ class NativeDeltaEngine:
         writer = df.write.format("delta").mode(mode).option("mergeSchema", "true")
         if spec.partition_by:
             writer = writer.partitionBy(*spec.partition_by)
-        return writer.option("description", spec.grain)
+        return writer.option("description", spec.description)
 
     def stored_columns(self, path: str) -> list[str]:
         return self.spark.read.format("delta").load(path).columns

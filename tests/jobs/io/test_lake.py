@@ -334,3 +334,28 @@ def test_a_column_a_later_version_declares_joins_a_table_an_earlier_one_wrote(sp
     assert [f.name for f in table.schema().fields] == [*earlier.columns, "offset"]
     arrow = table.to_pyarrow_table().sort_by("event_id").to_pylist()
     assert [(r["event_id"], r["offset"]) for r in arrow] == [("a", None), ("b", 7)]
+
+
+def test_a_table_an_earlier_version_described_gets_the_declared_keys_on_its_next_write(spark, tmp_path):
+    lake = Lake(spark, tmp_path / "lake", engine="delta-rs")
+    earlier = TableSpec(
+        layer=SPEC.layer,
+        name=SPEC.name,
+        grain=SPEC.grain,
+        keys=("offset",),
+        event_time=SPEC.event_time,
+        partition_by=SPEC.partition_by,
+        schema=SPEC.schema,
+    )
+    lake.append(earlier, frame(spark, [row("a", ts(21, 10), 1)]))
+    assert (
+        DeltaTable(lake.path(SPEC)).metadata().description == "test.events: one row per event; keys: offset"
+    )
+
+    lake.append(SPEC, frame(spark, [row("b", ts(21, 11), 2)]))
+    table = DeltaTable(lake.path(SPEC))
+    assert table.metadata().description == "test.events: one row per event; keys: event_id"
+    version = table.version()
+    lake.append(SPEC, frame(spark, [row("c", ts(21, 12), 3)]))
+    # an up-to-date description costs no commit of its own
+    assert DeltaTable(lake.path(SPEC)).version() == version + 1

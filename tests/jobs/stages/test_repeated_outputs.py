@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from jobs.io.lake import Lake
-from jobs.quality.one_pass import OnePassRunner
 from jobs.stages.runner import run_stages
 from jobs.tools.simulator.progress import StatusRow, render_topic_status
 from schemas.config import Settings
-from schemas.quality import SUITES, Param, QualitySettings
 from schemas.tables import QUEUE_OFFSETS
 from tests.frames import rows
+from tests.suites import assert_keys_unique
 
 START = datetime(2026, 11, 21, 10, tzinfo=UTC)
 pytestmark = pytest.mark.slow
@@ -35,12 +34,4 @@ def test_an_idle_topics_identical_outputs_are_two_observations_with_unique_keys(
         (START, 150),
         (START + timedelta(minutes=5), 150),
     ]
-    suite = next(s for s in SUITES if s.table == QUEUE_OFFSETS)
-    params = {
-        Param.FIRST_DATE: date(2026, 11, 21),
-        Param.LAST_DATE: date(2026, 11, 21),
-        Param.MAX_QUEUE_ID: QualitySettings().max_queue_id,
-    }
-    outcomes = {o.check_name: o for o in OnePassRunner().validate(observed, suite, params)}
-    unique = outcomes["bronze.queue_offsets.keys_unique"]
-    assert unique.is_success, unique.message
+    assert_keys_unique(observed, QUEUE_OFFSETS, START.date())
