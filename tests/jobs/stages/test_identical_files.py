@@ -53,4 +53,4 @@ def test_two_clusters_identical_files_land_and_replay_both_clusters_rows_with_un
         (resets, OFFSET_RESETS),
         (replayed, OFFSET_COMMITS_REPLAYED),
     ):
-        assert_keys_unique(table, spec, START.date())
+        assert_keys_unique(table, spec, START, START + timedelta(hours=1))

@@ -34,4 +34,4 @@ def test_an_idle_topics_identical_outputs_are_two_observations_with_unique_keys(
         (START, 150),
         (START + timedelta(minutes=5), 150),
     ]
-    assert_keys_unique(observed, QUEUE_OFFSETS, START.date())
+    assert_keys_unique(observed, QUEUE_OFFSETS, START, START + timedelta(hours=1))
