@@ -129,14 +129,41 @@ def _open(path: str):
     return gzip.open(path, "rb") if magic == GZIP_MAGIC else open(path, "rb")
 
 
+def _blocks(handle) -> Iterator[bytes]:
+    """The handle's bytes in blocks of at least ``CHUNK_BYTES`` (the last may be shorter).
+
+    Read a piece at a time (``read1``): a damaged gzip stream fails the read that reaches the
+    damage, and a larger read would drop everything it had decompressed before it. Every piece
+    read before the damage is yielded, then the error is raised."""
+    pieces: list[bytes] = []
+    size = 0
+    while True:
+        try:
+            piece = handle.read1(CHUNK_BYTES)
+        except (OSError, EOFError, zlib.error):
+            if pieces:
+                yield b"".join(pieces)
+            raise
+        if not piece:
+            break
+        pieces.append(piece)
+        size += len(piece)
+        if size >= CHUNK_BYTES:
+            yield b"".join(pieces)
+            pieces, size = [], 0
+    if pieces:
+        yield b"".join(pieces)
+
+
 def _chunks(path: str, skip_bytes: int = 0) -> Iterator[bytes]:
     """The file's (decompressed) bytes in large blocks, split only after a newline; a plain
-    file's from byte ``skip_bytes`` on."""
+    file's from byte ``skip_bytes`` on. A damaged stream raises after the whole lines before
+    the damage (the line it cut is not yielded)."""
     pending = b""
     with _open(path) as handle:
         if skip_bytes:
             handle.seek(skip_bytes)
-        while block := handle.read(CHUNK_BYTES):
+        for block in _blocks(handle):
             data = pending + block
             cut = data.rfind(b"\n")
             if cut < 0:
