@@ -49,12 +49,14 @@ def resume_point(path: Path, earlier: Iterable[tuple[int, str]]) -> ResumePoint 
                 lines += block.count(b"\n")
                 if (last := block.rfind(b"\n")) >= 0:
                     line_start = offset + last + 1
-            following = handle.read(1)
+            following = handle.read(2)
         if digest.hexdigest() != old_hash:
             continue
         if line_start == old_size:
             return ResumePoint(old_size, lines + 1)
-        if following == b"\n":  # the earlier copy's last line was whole, only its newline missing
-            return ResumePoint(old_size + 1, lines + 2)
+        # the earlier copy's last line was whole, only its line end (LF or CRLF) missing
+        for line_end in (b"\n", b"\r\n"):
+            if following.startswith(line_end):
+                return ResumePoint(old_size + len(line_end), lines + 2)
         return ResumePoint(line_start, lines + 1)
     return None

@@ -29,6 +29,16 @@ def test_a_last_line_the_earlier_copy_cut_short_is_read_again_whole(tmp_path):
     assert resume_point(path, [copy_of(b'{"a":1}\n{"a":2}')]) == ResumePoint(16, 3)
 
 
+def test_a_crlf_line_whole_but_for_its_line_end_is_not_read_again(tmp_path):
+    path = tmp_path / "client.log"
+    path.write_bytes(b"one\r\ntwo\r\nthree\r\n")
+    assert resume_point(path, [copy_of(b"one\r\ntwo")]) == ResumePoint(10, 3)
+    # cut between its carriage return and newline: whole too (the reader drops a trailing \r)
+    assert resume_point(path, [copy_of(b"one\r\ntwo\r")]) == ResumePoint(10, 3)
+    # cut inside the line: read again from its start
+    assert resume_point(path, [copy_of(b"one\r\ntw")]) == ResumePoint(5, 2)
+
+
 def test_a_rewritten_same_size_or_compressed_file_is_read_in_full(tmp_path):
     path = tmp_path / "00.jsonl"
     path.write_bytes(b'{"a":1}\n{"a":2}\n')

@@ -30,7 +30,15 @@ SMALL = SimulationSpec(
 
 
 @pytest.mark.slow
-def test_a_grown_commit_file_adds_only_its_new_lines(spark, tmp_path):
+@pytest.mark.parametrize(
+    ("line_end", "cut_after", "reread"),
+    [
+        (b"\n", 5, 1),  # the first copy cuts a line short: quarantined, then read again whole
+        (b"\r\n", 0, 0),  # CRLF lines, the first copy's last line whole but for its line end: read once
+    ],
+    ids=["cut-line", "crlf-whole-line"],
+)
+def test_a_grown_commit_file_adds_only_its_new_lines(spark, tmp_path, line_end, cut_after, reread):
     spec = SimulationSpec(
         start=START, duration=timedelta(hours=1), topics=1, queues_per_topic=(2,), groups=1, clients_per_group=(2,),
         snapshot_interval=timedelta(minutes=10), bak_every=0, progress_interval=timedelta(minutes=30), client_logs_for=0,
@@ -41,9 +49,11 @@ def test_a_grown_commit_file_adds_only_its_new_lines(spark, tmp_path):
     shutil.copytree(whole, landing)
     commit_files = sorted((landing / "commits").rglob("*.jsonl"))
     assert commit_files
-    for path in commit_files:  # the collector's first copy: the first half, the last line cut short
-        data = path.read_bytes()
-        path.write_bytes(data[: data.index(b"\n", len(data) // 2) + 5])
+    for path in commit_files:
+        (whole / path.relative_to(landing)).write_bytes(path.read_bytes().replace(b"\n", line_end))
+        data = (whole / path.relative_to(landing)).read_bytes()
+        # the collector's first copy: the first half, up to a line's end or into the next line
+        path.write_bytes(data[: data.index(line_end, len(data) // 2) + cut_after])
 
     settings, lake, reference = Settings(), tmp_path / "lake", tmp_path / "reference"
     first = run_stages(settings, lake, landing, START, END, "r1")
@@ -60,8 +70,8 @@ def test_a_grown_commit_file_adds_only_its_new_lines(spark, tmp_path):
     first_copies = sum(
         r["records_read"] for r in runs if r["run_id"] == "r1" and r["source_kind"] == "commits"
     )
-    # the cut-short line was quarantined with the first copy and is read again, whole
-    assert sum(r["records_read"] for r in grown) == lines - first_copies + len(commit_files)
+    # a cut-short line was quarantined with the first copy and is read again, whole; a whole one is not
+    assert sum(r["records_read"] for r in grown) == lines - first_copies + reread * len(commit_files)
     for path in sorted({*delta_tables(reference), *delta_tables(lake)}):
         if path.split("/")[0] in ("silver", "gold"):
             latest = "as_of" if path == "silver/replay_checkpoints" else None
