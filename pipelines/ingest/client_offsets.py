@@ -39,6 +39,8 @@ from pipelines.ingest.quarantine import Parsed, first_failure, split_valid
 from pipelines.ingest.snapshots import RAW_TEXT_LIMIT, offset_checks, queue_id_checks, to_snapshot_rows
 
 MAX_DEPTH = 64
+# Python reads no longer integer from text (sys.get_int_max_str_digits); no offset comes near it
+_MAX_NUMBER_CHARS = 4300
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
 _BARE_NAME = re.compile(r"[A-Za-z0-9_$]+")
 _WHITESPACE = re.compile(r"[ \t\r\n]*")
@@ -98,6 +100,8 @@ class _Reader:
             return self.string()
         number = _NUMBER.match(self.text, self.pos)
         if number:
+            if len(number.group()) > _MAX_NUMBER_CHARS:
+                raise self.fail(f"a number of {len(number.group())} characters")
             self.pos = number.end()
             return int(number.group()) if not (number.group(1) or number.group(2)) else float(number.group())
         for word, literal in _LITERALS.items():

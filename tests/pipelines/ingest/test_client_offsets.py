@@ -123,6 +123,12 @@ def test_values_are_returned_as_written_for_per_entry_checks():
         ('{"a":"open', "bad string: Unterminated string starting at", 1, 6),
         ('{"a":' + "[" * 70 + "]" * 70 + "}", "nested deeper than 64 levels", 1, 69),
         ("{" * 5000, "nested deeper than 64 levels", 1, 65),
+        (
+            '{"offsetTable":{{"brokerName":"b","queueId":1,"topic":"T"}:' + "9" * 5000 + "}}",
+            "a number of 5000 characters",
+            1,
+            60,
+        ),
     ],
 )
 def test_malformed_text_raises_with_its_position(text, message, line, column):
