@@ -3,13 +3,14 @@
 The landing directory is where collectors copy what brokers and clients leave behind. Each
 source kind has a path pattern relative to it (jobs.sources declares the defaults; settings
 may override them), e.g. ``snapshots/{cluster}/{broker}/{time}/*``. ``{time}`` is ISO-8601 UTC
-(``2026-11-21T10:05:00Z``) or epoch milliseconds; a file whose path gives no time takes
-its modification time.
+(``2026-11-21T10:05:00Z``) or epoch milliseconds; a file whose path gives no time, or a
+``{time}`` that is neither, takes its modification time (the second with a warning).
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -23,6 +24,7 @@ from schemas.instants import parse_utc
 # hashlib lets go of the GIL while it hashes a large block, so files hash in parallel threads
 # (docs/experiments.md, "Hashing landed files in threads")
 HASH_THREADS = 4
+log = logging.getLogger("offsetlake.landing")
 _PLACEHOLDER = re.compile(r"\{(cluster|broker|time)\}")
 
 
@@ -40,7 +42,7 @@ class LandedFile:
     cluster: str
     broker: str | None
     event_at: datetime
-    time_source: str  # "path" or "mtime"
+    time_source: str  # "path"; "mtime" (no {time}); "unread" (a {time} not read: the mtime)
     size: int
     mtime_ns: int
 
@@ -92,6 +94,14 @@ def discover(landing: Path, patterns: Mapping[str, str]) -> list[LandedFile]:
                 if match:
                     found.append(_landed(path, relative, kind, match.groupdict()))
                     break
+    unread = sorted(f.relative for f in found if f.time_source == "unread")
+    if unread:
+        log.warning(
+            "%d landed file(s) have a {time} that is neither ISO-8601 nor epoch milliseconds; their"
+            " modification time is used instead (first: %s)",
+            len(unread),
+            unread[0],
+        )
     return sorted(found, key=lambda f: str(f.path))
 
 
@@ -105,7 +115,7 @@ def _landed(path: Path, relative: str, kind: str, groups: dict[str, str]) -> Lan
         cluster=groups.get("cluster") or "default",
         broker=groups.get("broker"),
         event_at=event_at or datetime.fromtimestamp(stat.st_mtime, tz=UTC),
-        time_source="path" if event_at else "mtime",
+        time_source="path" if event_at else "unread" if groups.get("time") else "mtime",
         size=stat.st_size,
         mtime_ns=stat.st_mtime_ns,
     )

@@ -1,10 +1,13 @@
-"""Landed files' content hashes."""
+"""Landed files: what each one is, and its content hash."""
 
 from __future__ import annotations
 
 import hashlib
+import logging
+import os
+from datetime import UTC, datetime
 
-from jobs.io.landing import HASH_THREADS, content_hash, content_hashes
+from jobs.io.landing import HASH_THREADS, content_hash, content_hashes, discover
 
 
 def test_files_hashed_in_parallel_keep_their_order(tmp_path):
@@ -18,3 +21,23 @@ def test_files_hashed_in_parallel_keep_their_order(tmp_path):
     assert [content_hash(p) for p in paths] == expected
     assert content_hashes(paths[:1]) == expected[:1]
     assert content_hashes([]) == []
+
+
+def test_a_time_in_the_path_else_the_modification_time_with_a_warning_for_an_unread_one(tmp_path, caplog):
+    pattern = {"snapshots": "snapshots/{cluster}/{broker}/{time}/*"}
+    for time in ("2026-11-21T10:05:00Z", "1795255500000", "2026-11-21T10-05-00Z"):
+        path = tmp_path / "snapshots" / "c1" / "broker-a" / time / "consumerOffset.json"
+        path.parent.mkdir(parents=True)
+        path.write_text("{}")
+        os.utime(path, (0, 86_400))
+    with caplog.at_level(logging.WARNING, logger="offsetlake.landing"):
+        found = {f.relative.split("/")[3]: f for f in discover(tmp_path, pattern)}
+    at = datetime(2026, 11, 21, 10, 5, tzinfo=UTC)
+    assert (found["2026-11-21T10:05:00Z"].event_at, found["2026-11-21T10:05:00Z"].time_source) == (at, "path")
+    assert (found["1795255500000"].event_at, found["1795255500000"].time_source) == (at, "path")
+    unread = found["2026-11-21T10-05-00Z"]
+    assert (unread.event_at, unread.time_source) == (datetime(1970, 1, 2, tzinfo=UTC), "unread")
+    assert [r.getMessage() for r in caplog.records] == [
+        "1 landed file(s) have a {time} that is neither ISO-8601 nor epoch milliseconds; their modification"
+        " time is used instead (first: snapshots/c1/broker-a/2026-11-21T10-05-00Z/consumerOffset.json)"
+    ]
