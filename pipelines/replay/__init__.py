@@ -1,7 +1,7 @@
 """Replay RocketMQ's two commit semantics over the evidence of one interval: :func:`replay`.
 
 Per queue (cluster, broker, topic, consumer_group, queue_id), events are ordered by
-``REPLAY_ORDER`` (pipelines.replay.events): time, then snapshots before commits at the same
+``REPLAY_ORDER`` (pipelines.replay.kernel): time, then snapshots before commits at the same
 instant (a snapshot "at or before" a commit), then the landed file (path, then content hash)
 and line. Replay starts from the state a checkpoint holds at the interval's start, so two
 consecutive runs give exactly the rows one run over both intervals gives.

@@ -1,8 +1,8 @@
 """The replay's events: commits and snapshots in one shape, their integer ids, their order.
 
-Every event belongs to a queue (QUEUE_KEY) and is ordered within it by ``REPLAY_ORDER``;
-:func:`with_replayed_state` has Spark shuffle and sort the events that way and hands each
-partition to the kernel (pipelines.replay.kernel), which adds both semantics' state.
+Every event belongs to a queue (QUEUE_KEY) and is ordered within it by ``REPLAY_ORDER``
+(pipelines.replay.kernel): :func:`with_replayed_state` has Spark shuffle the events by queue
+and hands each partition to the kernel, which sorts it that way and adds both semantics' state.
 """
 
 from __future__ import annotations
@@ -43,13 +43,6 @@ from schemas.tables import QUEUE_KEY
 EVENT_SEQ = "event_seq"
 FILE_KEY = ("source_file", "_file_hash")
 _PATH_TEXT = "_path_text"
-# Replay order within a queue: time, rank, path, line, then content hash (FILE_ID orders the
-# versions of one path). A longer copy of a file numbers its new lines on from the earlier
-# copy's (jobs.io.growth), so the line, not the version, orders one path's lines; the hash only
-# parts two versions of the path with a line at the same instant and number. Every column is
-# non-null, so the order is total (a seed row, whose event_at is null, comes before all: see
-# _seed_events).
-REPLAY_ORDER = ("event_at", "event_rank", PATH_ID, "line_rank", FILE_ID)
 SNAPSHOT_RANK, COMMIT_RANK = 0, 1
 # A broker or client log line that repeats a commit of the canonical commit log (same
 # queue and offset, the log's second-precision time within one second before) is the same
@@ -277,9 +270,9 @@ def with_replayed_state(events: DataFrame, seed: DataFrame, kernel: Callable = r
 
     Needs ``build_events`` rows with their queue and file as ids, and checkpoint rows
     (``seed``, may be empty) with their queue as an id (:meth:`EventIds.encode`). Spark
-    shuffles the events by queue (the seed joins each queue's events as its leading row) and
-    sorts each partition in REPLAY_ORDER; :func:`pipelines.replay.kernel.replay_partition`
-    replays each partition in one pass. Adds STATE_COLUMNS: EVENT_SEQ, previous_snapshot_offset,
+    shuffles the events by queue (the seed joins each queue's events as its leading row); the
+    kernel sorts each partition in REPLAY_ORDER (:func:`pipelines.replay.kernel.replayed`) and
+    replays it in one pass. Adds STATE_COLUMNS: EVENT_SEQ, previous_snapshot_offset,
     stored_offset, previous_stored_offset, stored_offset_before, stored_before_source,
     is_regression, client_offset_after, commit_regressions_between, commit_regressions_after,
     settled_commit_offset, previous_commit_at, previous_commit_host.
@@ -288,7 +281,9 @@ def with_replayed_state(events: DataFrame, seed: DataFrame, kernel: Callable = r
     replay_batches may also write what it replayed and return only some rows (jobs.io.replay_writer).
     """
     seeded = events.unionByName(_seed_events(seed), allowMissingColumns=True)
-    ordered = seeded.repartition(QUEUE_ID).sortWithinPartitions(QUEUE_ID, *REPLAY_ORDER)
+    # the kernel sorts each partition itself, not Spark (docs/experiments.md, "The replay's order
+    # sorted by its kernel")
+    ordered = seeded.repartition(QUEUE_ID)
     state = StructType(
         [
             *[f for f in seeded.schema.fields if f.name not in SEED_STATE],

@@ -1,8 +1,8 @@
 """Both commit semantics over one partition of ordered events, in Arrow and numpy.
 
-:func:`pipelines.replay.events.with_replayed_state` has Spark shuffle the events by queue and sort
-each partition in ``REPLAY_ORDER``; :func:`replay_partition` then walks a partition's rows
-once, as columns. Every rule of the replay is a running value within a queue (the last
+:func:`pipelines.replay.events.with_replayed_state` has Spark shuffle the events by queue;
+:func:`replayed` sorts each partition in ``REPLAY_ORDER`` and :func:`replay_partition` walks its
+rows once, as columns. Every rule of the replay is a running value within a queue (the last
 commit before an event, the largest commit so far, the regressions since the last snapshot),
 and each is one vectorised pass over the partition: the index of the last row with a value
 at or before each row (a running maximum of row numbers), cut at the queue's first row.
@@ -27,6 +27,13 @@ from pipelines.replay.projections import REGRESSION, REPLAYED_COMMITS, STORED_OF
 # the queue's, the landed file's and its path's ids (pipelines.replay.events.EventIds)
 QUEUE_ID, FILE_ID, PATH_ID = "_queue", "_file", "_path"
 SEED_RANK = -1
+# Replay order within a queue: time, rank, path, line, then content hash (FILE_ID orders the
+# versions of one path). A longer copy of a file numbers its new lines on from the earlier
+# copy's (jobs.io.growth), so the line, not the version, orders one path's lines; the hash only
+# parts two versions of the path with a line at the same instant and number. Every column is
+# non-null, so the order is total (a seed row, whose event_at is null, comes before all: see
+# pipelines.replay.events._seed_events).
+REPLAY_ORDER = ("event_at", "event_rank", PATH_ID, "line_rank", FILE_ID)
 SEED_STATE = (
     "last_commit_offset",
     "last_commit_at",
@@ -207,10 +214,21 @@ def _running_max(values: _Long, starts: np.ndarray) -> _Long:
     return _Long(np.where(seen, largest, 0), seen)
 
 
+def in_replay_order(batches: list[pa.RecordBatch]) -> pa.Table | None:
+    """A partition's events (whole queues, in any order) as one table, each queue's rows together
+    in REPLAY_ORDER, its checkpoint row first (a null ``event_at`` sorts first, as in Spark's
+    ascending order); None if empty."""
+    if not batches:
+        return None
+    events = pa.Table.from_batches(batches)
+    keys = [(c, "ascending", "at_start") for c in (QUEUE_ID, *REPLAY_ORDER)]
+    return events.take(pc.sort_indices(events, sort_keys=keys))
+
+
 def replayed(batches: Iterator[pa.RecordBatch]) -> pa.Table | None:
-    """A partition of ordered events (``mapInArrow``'s batches) replayed as one table; None if empty."""
-    batches = list(batches)
-    return replay_partition(pa.Table.from_batches(batches)) if batches else None
+    """A partition of events (``mapInArrow``'s batches: whole queues) replayed as one table; None if empty."""
+    events = in_replay_order(list(batches))  # the batches as received are let go once sorted
+    return None if events is None else replay_partition(events)
 
 
 def replay_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

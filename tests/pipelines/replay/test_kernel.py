@@ -8,7 +8,14 @@ from datetime import UTC, datetime, timedelta
 import pyarrow as pa
 
 from pipelines.replay.expressions import holds
-from pipelines.replay.kernel import SEED_RANK, SEED_STATE, checkpoint_and_regression_rows, replay_partition
+from pipelines.replay.kernel import (
+    SEED_RANK,
+    SEED_STATE,
+    checkpoint_and_regression_rows,
+    in_replay_order,
+    replay_partition,
+    replayed,
+)
 from pipelines.replay.projections import REGRESSION
 
 T0 = datetime(2026, 11, 21, tzinfo=UTC)
@@ -160,6 +167,25 @@ def test_the_checkpoint_and_regression_rows_are_each_queues_last_of_each_kind_an
 
 def test_an_empty_partition_gives_no_rows():
     assert replay_partition(partition([])).num_rows == 0
+    assert replayed(iter([])) is None
+
+
+def test_a_partition_as_spark_hands_it_over_is_replayed_in_replay_order():
+    seed = {"last_commit_offset": 500, "client_offset_hwm": 700, "last_snapshot_offset": 450, "commit_regressions_since_snapshot": 2,
+            "last_stored_offset": 500}  # fmt: skip
+    rows = [
+        (0, 0, COMMIT, 50, None, None), (0, 5, SNAP, None, 45, None), (0, 5, COMMIT, 40, None, None),
+        (1, None, SEED_RANK, None, None, seed), (1, 1, COMMIT, 480, None, None), (1, 2, SNAP, None, 470, None),
+        (2, 3, COMMIT, 10, None, None),
+    ]  # fmt: skip
+    ordered = partition(rows)
+    # the same instant: the snapshot first by its rank, though its line comes after the commit's
+    ordered = ordered.set_column(
+        ordered.schema.get_field_index("line_rank"), "line_rank", pa.array([0, 9, 1, 3, 4, 5, 6], pa.int64())
+    ).append_column("_path", pa.array([7] * len(rows), pa.int64()))
+    shuffled = ordered.take(pa.array([6, 2, 4, 0, 3, 5, 1]))  # queues and instants interleaved
+    assert in_replay_order(shuffled.to_batches(max_chunksize=2)).equals(ordered)
+    assert replayed(iter(shuffled.to_batches(max_chunksize=3))).equals(replay_partition(ordered))
 
 
 def test_the_workers_keep_exactly_the_rows_sparks_regressions_select():

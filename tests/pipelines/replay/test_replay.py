@@ -11,6 +11,7 @@ from pyspark.sql import functions as F
 from pipelines.ingest.snapshots import select_snapshot_files
 from pipelines.replay import replay
 from pipelines.replay.events import FILE_KEY, EventIds, build_events, replayed_snapshots
+from pipelines.replay.kernel import QUEUE_ID, REPLAY_ORDER
 from schemas.tables import QUEUE_KEY
 from tests.frames import rows
 from tests.pipelines.replay.replay_helpers import (
@@ -398,23 +399,24 @@ def test_an_event_whose_file_the_given_files_lack_fails_the_replay(spark):
         replay(c, s, empty_seed(spark), landed_files=files).commits.collect()
 
 
-def test_the_replay_sorts_and_partitions_events_by_numbers_not_text(spark, capsys):
-    # the queue key and file as text made each row of the replay's sort and windows some
-    # 200 bytes wider, and every comparison within a queue compared four equal strings
+def test_the_replay_partitions_events_by_numbers_and_leaves_their_order_to_the_kernel(spark, capsys):
+    # the queue key and file as text made each row of the replay's shuffle and sort some 200
+    # bytes wider; the kernel sorts each partition by the ids (pipelines.replay.kernel.in_replay_order),
+    # so Spark sorts nothing before it (docs/experiments.md, "The replay's order sorted by its kernel")
     result = run(spark, [commit(10, 120, 1), commit(20, 90, 2)], [snapshot(0, 100)])
     result.state.explain()
     plan = capsys.readouterr().out
     assert re.search(r"Exchange hashpartitioning\(_queue#\d+L, \d+\)", plan), plan
-    sorts = re.findall(r"Sort \[([^]]*)\], false", plan)
-    replay_sort = [keys for keys in sorts if keys.startswith("_queue#")]
-    assert [re.sub(r"#\d+L?", "", k.split(" ")[0]) for k in replay_sort[0].split(", ")] == [
-        "_queue",
-        "event_at",
-        "event_rank",
-        "_path",
-        "line_rank",
-        "_file",
-    ], plan
+    assert not re.search(r"Sort \[_queue#", plan), plan
+    kinds = {f.name: f.dataType.typeName() for f in result.state.schema.fields}
+    assert [kinds[c] for c in (QUEUE_ID, *REPLAY_ORDER)] == [
+        "long",
+        "timestamp",
+        "integer",
+        "long",
+        "long",
+        "long",
+    ]
 
 
 def test_the_checkpoint_is_aggregated_by_hash_without_sorting_the_events(spark, capsys):
