@@ -39,8 +39,6 @@ from pipelines.ingest.quarantine import Parsed, first_failure, split_valid
 from pipelines.ingest.snapshots import RAW_TEXT_LIMIT, offset_checks, queue_id_checks, to_snapshot_rows
 
 MAX_DEPTH = 64
-# Python reads no longer integer from text (sys.get_int_max_str_digits); no offset comes near it
-_MAX_NUMBER_CHARS = 4300
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
 _BARE_NAME = re.compile(r"[A-Za-z0-9_$]+")
 _WHITESPACE = re.compile(r"[ \t\r\n]*")
@@ -100,10 +98,13 @@ class _Reader:
             return self.string()
         number = _NUMBER.match(self.text, self.pos)
         if number:
-            if len(number.group()) > _MAX_NUMBER_CHARS:
-                raise self.fail(f"a number of {len(number.group())} characters")
+            text = number.group()
+            try:
+                value = int(text) if not (number.group(1) or number.group(2)) else float(text)
+            except ValueError:  # more digits than Python reads from text (sys.get_int_max_str_digits)
+                raise self.fail(f"a number of {len(text)} characters") from None
             self.pos = number.end()
-            return int(number.group()) if not (number.group(1) or number.group(2)) else float(number.group())
+            return value
         for word, literal in _LITERALS.items():
             if self.text.startswith(word, self.pos):
                 self.pos += len(word)

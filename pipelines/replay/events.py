@@ -283,11 +283,11 @@ def with_replayed_state(events: DataFrame, seed: DataFrame, kernel: Callable = r
     seeded = events.unionByName(_seed_events(seed), allowMissingColumns=True)
     # the kernel sorts each partition itself, not Spark (docs/experiments.md, "The replay's order
     # sorted by its kernel")
-    ordered = seeded.repartition(QUEUE_ID)
+    by_queue = seeded.repartition(QUEUE_ID)
     state = StructType(
         [
             *[f for f in seeded.schema.fields if f.name not in SEED_STATE],
             *[StructField(c, from_arrow_type(STATE_TYPES[c])) for c in STATE_COLUMNS],
         ]
     )
-    return ordered.mapInArrow(kernel, state)
+    return by_queue.mapInArrow(kernel, state)
