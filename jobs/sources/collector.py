@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import astuple, dataclass, field
+from dataclasses import dataclass, field
 from functools import reduce
 
 from pyspark import StorageLevel
@@ -130,10 +130,11 @@ class ParseContext:
 
     def text_files(self, files: list[LandedFile], zone_of) -> list[TextFile]:
         """``files`` as the text reader takes them (``zone_of(cluster)``: the zone of their local times)."""
+        resumes = [self.resumes.get(str(f.path), FROM_START) for f in files]
         return [
             TextFile(str(f.path), str(f.path), f.cluster, f.broker, f.event_at if f.time_source == "path" else None,
-                     zone_of(f.cluster), self.hashes[str(f.path)], *astuple(self.resumes.get(str(f.path), FROM_START)))
-            for f in files
+                     zone_of(f.cluster), self.hashes[str(f.path)], resume.skip_bytes, resume.first_line)
+            for f, resume in zip(files, resumes, strict=True)
         ]  # fmt: skip
 
 

@@ -24,7 +24,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from jobs.io.checked_commits import CheckedCommitWriter
-from jobs.io.growth import ResumePoint, resume_point
+from jobs.io.growth import FROM_START, ResumePoint, resume_point
 from jobs.io.lake import Lake
 from jobs.io.landing import LandedFile, content_hashes, discover
 from jobs.io.worker_files import FileCount
@@ -139,14 +139,16 @@ def _ops_row(
     count: FileCount | None,
     at: datetime,
     identity: str | None = None,
+    resume: ResumePoint = FROM_START,
 ) -> tuple:
-    """One ops/ingest_runs row of a landed file (``count``: its record accounting, None: nothing yet)."""
+    """One ops/ingest_runs row of a landed file (``count``: its record accounting, None: nothing
+    yet; ``resume``: where its reading began)."""
     landed, quarantined = (count.records_landed, count.records_quarantined) if count else (0, 0)
     return (
         run_id, batch_id, str(c.file.path), c.file.source_kind, c.file.cluster, c.file.broker, c.file.event_at,
         identity or c.identity, c.file_hash, c.file.size, c.file.mtime_ns, status, reason,
         landed + quarantined, landed, quarantined, count.event_min_at if count else None,
-        count.event_max_at if count else None, at,
+        count.event_max_at if count else None, at, resume.grew_from_hash, resume.reread_line,
     )  # fmt: skip
 
 
@@ -162,7 +164,13 @@ def _ingest_batch(
     if not candidates:
         return
     now = datetime.now(UTC)
-    pending = [_ops_row(c, run_id, batch_id, "pending", None, None, now) for c in candidates]
+    resumes = _resumes(candidates, copies or {})
+    pending = [
+        _ops_row(
+            c, run_id, batch_id, "pending", None, None, now, resume=resumes.get(str(c.file.path), FROM_START)
+        )
+        for c in candidates
+    ]
     lake.merge_rows(INGEST_RUNS, pending)
     # on the embedded lake the commit reader writes the rows of the lines it has checked itself
     directory = lake.worker_dir(OFFSET_COMMITS, f"reader-{batch_id}")
@@ -173,7 +181,7 @@ def _ingest_batch(
         [c.file for c in candidates],
         {str(c.file.path): c.file_hash for c in candidates},
         writer,
-        _resumes(candidates, copies or {}),
+        resumes,
     )
     counts = output.counts()  # runs every read: the reader's files are written before the appends
     run_tag = F.lit(run_id)
@@ -199,7 +207,7 @@ def _ingest_batch(
     ]
     # each table's write is its own, so they run side by side; the files are marked ingested after them all
     side_by_side(*appends, *merges, partial(_append, lake, REJECTED_INPUTS, rejected, batch_id))
-    lake.merge_rows(INGEST_RUNS, _final_rows(output, counts, run_id, batch_id, candidates, repeats))
+    lake.merge_rows(INGEST_RUNS, _final_rows(output, counts, run_id, batch_id, candidates, repeats, resumes))
     output.release()
 
 
@@ -211,8 +219,11 @@ def _append(
     lake.append(spec, df, once_as=f"offsetlake-ingest:{batch_id}:{spec.path}", worker_files=worker_files)
 
 
-def _final_rows(output: SourceOutput, counts: dict, run_id, batch_id, candidates, repeats) -> list[tuple]:
-    """ops rows with each file's status and record counts (``counts``: the accounting's rows by file)."""
+def _final_rows(
+    output: SourceOutput, counts: dict, run_id, batch_id, candidates, repeats, resumes: dict[str, ResumePoint]
+) -> list[tuple]:
+    """ops rows with each file's status and record counts (``counts``: the accounting's rows by
+    file; ``resumes``: where the files that grew began, by path)."""
     skipped = {r.source_file: r for r in output.skipped.collect()}
     now = datetime.now(UTC)
     rows = []
@@ -221,7 +232,18 @@ def _final_rows(output: SourceOutput, counts: dict, run_id, batch_id, candidates
         status, reason = ("ingested", None)
         if path in skipped:
             status, reason = skipped[path].status, skipped[path].status_reason
-        rows.append(_ops_row(c, run_id, batch_id, status, reason, counts.get(path), now))
+        rows.append(
+            _ops_row(
+                c,
+                run_id,
+                batch_id,
+                status,
+                reason,
+                counts.get(path),
+                now,
+                resume=resumes.get(path, FROM_START),
+            )
+        )
     for c in repeats:
         identity = c.identity + "|" + str(c.file.path)
         rows.append(

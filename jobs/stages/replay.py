@@ -29,7 +29,7 @@ from jobs.stages.intervals import (
     with_first_event,
 )
 from pipelines.replay import replay
-from pipelines.replay.events import replayed_snapshots
+from pipelines.replay.events import REREAD_KEY, replayed_snapshots, without_reread_lines
 from pipelines.replay.explain import (
     CONNECTION_MAX_AGE_SECONDS,
     LOOKBACK_SECONDS,
@@ -82,6 +82,26 @@ def _evidence_files(lake: Lake, start: datetime, end: datetime) -> DataFrame:
     )
 
 
+def _reread_lines(lake: Lake) -> DataFrame | None:
+    """The lines a longer copy of a growing file read again (REREAD_KEY of the earlier copy's
+    row; see pipelines.replay.events.without_reread_lines), or None if there are none. A row per
+    grown file at most, so they are collected: most lakes have none, and their replay is then
+    not joined with anything."""
+    rows = (
+        lake.read(INGEST_RUNS)
+        .where((F.col("status") == "ingested") & F.col("reread_line").isNotNull())
+        .select(
+            "source_file", F.col("grew_from_hash").alias("_file_hash"), F.col("reread_line").alias("line_no")
+        )
+        .collect()
+    )
+    if not rows:
+        return None
+    return lake.spark.createDataFrame(rows, "source_file string, _file_hash string, line_no long").select(
+        *REREAD_KEY
+    )
+
+
 def _logged_at_most(files: DataFrame) -> int:
     """At most how many log-told commits ``files`` (see _evidence_files) landed: the records
     of their log files (a broker log's resets count too). It chooses how the replay meets them
@@ -123,9 +143,10 @@ def run_replay(
     commits_dir = lake.worker_dir(OFFSET_COMMITS_REPLAYED, f"replay-{run_id}")
     timeline_dir = lake.worker_dir(STORED_OFFSET_TIMELINE, f"replay-{run_id}")
     writes_itself = commits_dir is not None and timeline_dir is not None
+    reread = _reread_lines(lake)
 
     result = replay(
-        lake.read(OFFSET_COMMITS, start=start, end=end),
+        without_reread_lines(lake.read(OFFSET_COMMITS, start=start, end=end), reread),
         replayed_snapshots(
             lake.read(OFFSET_SNAPSHOTS, start=start, end=end),
             lake.read(SNAPSHOT_FILES, start=start, end=end),
@@ -160,7 +181,7 @@ def run_replay(
         side_by_side(
             *silver,
             lambda: lake.replace_range(
-                OFFSET_REGRESSIONS, _explained(lake, result.regressions, start, end), start, end
+                OFFSET_REGRESSIONS, _explained(lake, result.regressions, start, end, reread), start, end
             ),
         )
         # the new checkpoint, after the tables it sums up, supersedes any taken inside the replayed interval
@@ -175,19 +196,25 @@ def run_replay(
     return with_first_event(lake, interval)
 
 
-def _explained(lake: Lake, regressions: DataFrame, start: datetime, end: datetime) -> DataFrame:
+def _explained(
+    lake: Lake, regressions: DataFrame, start: datetime, end: datetime, reread: DataFrame | None
+) -> DataFrame:
     """The interval's regressions with their causes, from the evidence of the look-backs before it.
 
     The regressions are computed first, apart: the explanation's plan holds them eight times (each
     cause's candidates and the final join), and with the replay's plan beneath each it took longer
     to plan and to run than with their rows (docs/experiments.md, "The regressions explained from
-    their own rows")."""
+    their own rows"). A reset line a longer copy read again counts once (``reread``: see
+    _reread_lines)."""
     regressions = regressions.localCheckpoint()
     lookback = timedelta(seconds=LOOKBACK_SECONDS + SLACK_SECONDS)
     return with_causes(
         regressions,
         lake.read(OFFSET_REGRESSIONS, start=start - lookback, end=start),
-        lake.read(OFFSET_RESETS, start=start - lookback, end=end + timedelta(seconds=SLACK_SECONDS + 1)),
+        without_reread_lines(
+            lake.read(OFFSET_RESETS, start=start - lookback, end=end + timedelta(seconds=SLACK_SECONDS + 1)),
+            reread,
+        ),
         lake.read(QUEUE_OFFSETS, start=start - timedelta(seconds=MIN_OFFSET_MAX_AGE_SECONDS), end=end),
         lake.read(GROUP_CONNECTIONS, start=start - timedelta(seconds=CONNECTION_MAX_AGE_SECONDS), end=end),
     )

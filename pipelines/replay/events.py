@@ -42,6 +42,7 @@ from schemas.tables import QUEUE_KEY
 # later events have larger numbers, so "the last event" is a max, which Spark aggregates by hash.
 EVENT_SEQ = "event_seq"
 FILE_KEY = ("source_file", "_file_hash")
+REREAD_KEY = (*FILE_KEY, "line_no")  # a line of a landed file's copy (see without_reread_lines)
 _PATH_TEXT = "_path_text"
 SNAPSHOT_RANK, COMMIT_RANK = 0, 1
 # A broker or client log line that repeats a commit of the canonical commit log (same
@@ -79,6 +80,21 @@ def replayed_snapshots(
         }
     )
     return broker_files.unionByName(clients)
+
+
+def without_reread_lines(rows: DataFrame, reread: DataFrame | None) -> DataFrame:
+    """``rows`` (bronze rows of landed lines) without the rows a longer copy of their file read again.
+
+    A collector copying a file still being written can stop inside a line, and the cut line can
+    still parse: a client log's ``queueId=3] 14`` of ``1470`` lands as a commit of offset 14. The
+    longer copy reads that line again whole (jobs.io.growth), and its row is the evidence; the
+    cut one stays in bronze, as the earlier copy said it, and is not replayed. ``reread``
+    (REREAD_KEY: the earlier copy's path and hash and the line's number) holds a row per such
+    file, few enough to send to every executor; None: there are none.
+    """
+    if reread is None:
+        return rows
+    return rows.join(F.broadcast(reread.select(*REREAD_KEY)), on=list(REREAD_KEY), how="left_anti")
 
 
 def without_corroborating_logs(commits: DataFrame, broadcast_logged: bool = False) -> DataFrame:

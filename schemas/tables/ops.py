@@ -55,6 +55,12 @@ INGEST_RUNS = TableSpec(
         ("event_min_at", TIMESTAMP, True),
         ("event_max_at", TIMESTAMP, True),
         ("ingested_at", TIMESTAMP, False),
+        # a file that grew since an ingested copy of its path: that copy's content hash (only the
+        # lines after it were read); null: read whole
+        ("grew_from_hash", STRING, True),
+        # the line that copy cut short, read again whole here: the replay takes this copy's row
+        # of it, not the cut one (jobs.io.growth)
+        ("reread_line", LONG, True),
     ),
 )
 

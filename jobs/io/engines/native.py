@@ -7,6 +7,7 @@ from pathlib import Path
 
 from deltalake import DeltaTable as RsTable
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
 from jobs.io.engines import LakeError, TableMaintenance, check_retention, rows_in_range
 from schemas.tables import TableSpec
@@ -32,7 +33,12 @@ class NativeDeltaEngine:
 
     def read(self, path: str, spec: TableSpec, start: datetime | None, end: datetime | None) -> DataFrame:
         # Delta's own data skipping prunes files for the range filter the caller applies.
-        return self.spark.read.format("delta").load(path)
+        df = self.spark.read.format("delta").load(path)
+        # a column a table written by an earlier version lacks reads as null, as on the embedded lake
+        missing = {
+            f.name: F.lit(None).cast(f.dataType) for f in spec.schema.fields if f.name not in df.columns
+        }
+        return df.withColumns(missing) if missing else df
 
     def row_count(self, path: str, spec: TableSpec, start: datetime | None, end: datetime | None) -> int:
         return rows_in_range(self.spark.read.format("delta").load(path), spec, start, end).count()
@@ -105,6 +111,7 @@ class NativeDeltaEngine:
             DeltaTable.forPath(self.spark, path)
             .alias("t")
             .merge(df.alias("s"), condition)
+            .withSchemaEvolution()  # columns a table written by an earlier version lacks join its schema
             .whenMatchedUpdateAll()
             .whenNotMatchedInsertAll()
             .execute()

@@ -13,30 +13,36 @@ def copy_of(data: bytes) -> tuple[int, str]:
     return len(data), hashlib.sha256(data).hexdigest()
 
 
+def after(data: bytes, skip_bytes: int, first_line: int, reread_line: int | None = None) -> ResumePoint:
+    """The resume point of a file that continues the ingested copy ``data``."""
+    return ResumePoint(skip_bytes, first_line, copy_of(data)[1], reread_line)
+
+
 def test_a_longer_copy_is_read_from_the_end_of_the_earlier_one(tmp_path):
     path = tmp_path / "00.jsonl"
     path.write_bytes(b'{"a":1}\n{"a":2}\n{"a":3}\n')
-    assert resume_point(path, [copy_of(b'{"a":1}\n{"a":2}\n')]) == ResumePoint(16, 3)
+    assert resume_point(path, [copy_of(b'{"a":1}\n{"a":2}\n')]) == after(b'{"a":1}\n{"a":2}\n', 16, 3)
     # the longest ingested prefix wins
-    assert resume_point(path, [copy_of(b'{"a":1}\n'), copy_of(b'{"a":1}\n{"a":2}\n')]) == ResumePoint(16, 3)
+    longest = b'{"a":1}\n{"a":2}\n'
+    assert resume_point(path, [copy_of(b'{"a":1}\n'), copy_of(longest)]) == after(longest, 16, 3)
 
 
 def test_a_last_line_the_earlier_copy_cut_short_is_read_again_whole(tmp_path):
     path = tmp_path / "00.jsonl"
     path.write_bytes(b'{"a":1}\n{"a":2}\n{"a":3}\n')
-    assert resume_point(path, [copy_of(b'{"a":1}\n{"a":')]) == ResumePoint(8, 2)
+    assert resume_point(path, [copy_of(b'{"a":1}\n{"a":')]) == after(b'{"a":1}\n{"a":', 8, 2, reread_line=2)
     # whole but for its newline: it was read, the next line is the first new one
-    assert resume_point(path, [copy_of(b'{"a":1}\n{"a":2}')]) == ResumePoint(16, 3)
+    assert resume_point(path, [copy_of(b'{"a":1}\n{"a":2}')]) == after(b'{"a":1}\n{"a":2}', 16, 3)
 
 
 def test_a_crlf_line_whole_but_for_its_line_end_is_not_read_again(tmp_path):
     path = tmp_path / "client.log"
     path.write_bytes(b"one\r\ntwo\r\nthree\r\n")
-    assert resume_point(path, [copy_of(b"one\r\ntwo")]) == ResumePoint(10, 3)
+    assert resume_point(path, [copy_of(b"one\r\ntwo")]) == after(b"one\r\ntwo", 10, 3)
     # cut between its carriage return and newline: whole too (the reader drops a trailing \r)
-    assert resume_point(path, [copy_of(b"one\r\ntwo\r")]) == ResumePoint(10, 3)
+    assert resume_point(path, [copy_of(b"one\r\ntwo\r")]) == after(b"one\r\ntwo\r", 10, 3)
     # cut inside the line: read again from its start
-    assert resume_point(path, [copy_of(b"one\r\ntw")]) == ResumePoint(5, 2)
+    assert resume_point(path, [copy_of(b"one\r\ntw")]) == after(b"one\r\ntw", 5, 2, reread_line=2)
 
 
 def test_a_rewritten_same_size_or_compressed_file_is_read_in_full(tmp_path):
@@ -64,6 +70,6 @@ def test_the_earlier_copy_is_hashed_and_counted_across_blocks(tmp_path, monkeypa
     monkeypatch.setattr("jobs.io.growth.BLOCK_BYTES", 3)
     path = tmp_path / "00.jsonl"
     path.write_bytes(b'{"a":1}\n{"a":2}\n{"a":3}\n')
-    assert resume_point(path, [copy_of(b'{"a":1}\n{"a":2}\n')]) == ResumePoint(16, 3)
-    assert resume_point(path, [copy_of(b'{"a":1}\n{"a":')]) == ResumePoint(8, 2)
-    assert resume_point(path, [copy_of(b'{"a":1}\n{"a":2}')]) == ResumePoint(16, 3)
+    assert resume_point(path, [copy_of(b'{"a":1}\n{"a":2}\n')]) == after(b'{"a":1}\n{"a":2}\n', 16, 3)
+    assert resume_point(path, [copy_of(b'{"a":1}\n{"a":')]) == after(b'{"a":1}\n{"a":', 8, 2, reread_line=2)
+    assert resume_point(path, [copy_of(b'{"a":1}\n{"a":2}')]) == after(b'{"a":1}\n{"a":2}', 16, 3)

@@ -72,19 +72,25 @@ def test_a_grown_commit_file_adds_only_its_new_lines(spark, tmp_path, line_end, 
     )
     # a cut-short line was quarantined with the first copy and is read again, whole; a whole one is not
     assert sum(r["records_read"] for r in grown) == lines - first_copies + reread * len(commit_files)
-    for path in sorted({*delta_tables(reference), *delta_tables(lake)}):
-        if path.split("/")[0] in ("silver", "gold"):
-            latest = "as_of" if path == "silver/replay_checkpoints" else None
-            # the first half's rows name the first copy's content hash, also in their observation_seq
-            ignored = RUN_COLUMNS | {"_file_hash", "observation_seq"}
-            result = compare_table(reference, lake, path, ignored, latest_of=latest)
-            assert result.agrees, result.line()
+    _assert_replays_agree_but_for_hashes(reference, lake)
     for path in ("silver/stored_offset_timeline", "silver/offset_regressions"):
         assert sorted(_seqs_without_hash(lake / path)) == sorted(_seqs_without_hash(reference / path))
     commits = DeltaTable(str(lake / "bronze/offset_commits")).to_pyarrow_table()
     assert (
         commits.num_rows == DeltaTable(str(reference / "bronze/offset_commits")).to_pyarrow_table().num_rows
     )
+
+
+def _assert_replays_agree_but_for_hashes(reference, lake) -> None:
+    """Every silver and gold table of ``lake`` holds ``reference``'s rows, but for the content hash
+    that names a row's copy of its file (the first copy's rows keep the first copy's hash, also in
+    their observation_seq)."""
+    for path in sorted({*delta_tables(reference), *delta_tables(lake)}):
+        if path.split("/")[0] in ("silver", "gold"):
+            latest = "as_of" if path == "silver/replay_checkpoints" else None
+            ignored = RUN_COLUMNS | {"_file_hash", "observation_seq"}
+            result = compare_table(reference, lake, path, ignored, latest_of=latest)
+            assert result.agrees, result.line()
 
 
 def _seqs_without_hash(table) -> list[str]:
@@ -146,3 +152,57 @@ def test_a_snapshot_rewritten_with_other_content_replaces_what_it_said(spark, tm
             latest = "as_of" if path == "silver/replay_checkpoints" else None
             result = compare_table(reference, lake, path, RUN_COLUMNS, latest_of=latest)
             assert result.agrees, result.line()
+
+
+def _cut_in_last_number(data: bytes, marker: bytes) -> bytes:
+    """``data`` cut two digits before the end of the first line past its middle that holds
+    ``marker`` and ends in a number of four digits or more: a cut line that still parses."""
+    at = len(data) // 2
+    while True:
+        newline = data.index(b"\n", at)
+        end = newline - 1 if data[newline - 1 : newline] == b"\r" else newline  # LF or CRLF
+        line = data[data.rindex(b"\n", 0, end) + 1 : end]
+        if marker in line and re.search(rb"\d{4}$", line):
+            return data[: end - 2]
+        at = newline + 1
+
+
+@pytest.mark.slow
+def test_a_log_line_cut_where_it_still_parses_is_replayed_once(spark, tmp_path):
+    """A collector copied a client log inside a commit's offset (``queueId=3] 14`` of ``1470``)
+    and a broker log inside a NOTIFYME's ``storeOffset``: each cut line parses, and lands. The
+    longer copy reads the line again, whole; the replay takes the whole line's row alone, so the
+    lake's replay equals one that landed the whole logs once, and no false regression appears."""
+    spec = SMALL.model_copy(update={"client_logs_for": 1, "rate_scale": 0.3})
+    whole, landing = tmp_path / "whole", tmp_path / "landing"
+    simulate(spec, whole)
+    shutil.copytree(whole, landing)
+    logs = {
+        path: marker
+        for kind, marker in (("client_logs", b"updateConsumeOffsetToBroker"), ("broker_logs", b"[NOTIFYME]"))
+        for path in sorted((landing / kind).rglob("*.log"))
+        if marker in path.read_bytes()
+    }
+    assert {p.relative_to(landing).parts[0] for p in logs} == {"client_logs", "broker_logs"}
+    for path, marker in logs.items():
+        path.write_bytes(_cut_in_last_number(path.read_bytes(), marker))
+
+    settings, lake, reference = Settings(), tmp_path / "lake", tmp_path / "reference"
+    first = run_stages(settings, lake, landing, START, END, "r1")
+    for path in logs:  # the next copies: the whole logs
+        shutil.copy(whole / path.relative_to(landing), path)
+    second = run_stages(settings, lake, landing, START, END, "r2")
+    once = run_stages(settings, reference, landing, START, END, "r1")
+    assert not (first.quality_failed or second.quality_failed or once.quality_failed)
+
+    _assert_replays_agree_but_for_hashes(reference, lake)
+    # bronze keeps what the first copies said: each cut line's row beside the whole line's, and
+    # ops/ingest_runs names the rows the longer copies read again
+    commits = DeltaTable(str(lake / "bronze/offset_commits")).to_pyarrow_table()
+    once_commits = DeltaTable(str(reference / "bronze/offset_commits")).to_pyarrow_table()
+    assert commits.num_rows == once_commits.num_rows + len(logs)
+    runs = DeltaTable(str(lake / "ops/ingest_runs")).to_pyarrow_table().to_pylist()
+    reread = {r["source_file"]: r for r in runs if r["run_id"] == "r2" and r["reread_line"] is not None}
+    assert sorted(reread) == sorted(str(p) for p in logs)
+    firsts = {r["source_file"]: r["_file_hash"] for r in runs if r["run_id"] == "r1"}
+    assert all(r["grew_from_hash"] == firsts[path] for path, r in reread.items())

@@ -10,7 +10,14 @@ from pyspark.sql import functions as F
 
 from pipelines.ingest.snapshots import select_snapshot_files
 from pipelines.replay import replay
-from pipelines.replay.events import FILE_KEY, EventIds, build_events, replayed_snapshots
+from pipelines.replay.events import (
+    FILE_KEY,
+    REREAD_KEY,
+    EventIds,
+    build_events,
+    replayed_snapshots,
+    without_reread_lines,
+)
 from pipelines.replay.kernel import QUEUE_ID, REPLAY_ORDER
 from schemas.tables import QUEUE_KEY
 from tests.frames import rows
@@ -203,6 +210,31 @@ def test_notifyme_line_repeating_a_logged_commit_is_replayed_once(spark):
         (80, "commit_log", True),
         (100, "commit_log", False),
     ]
+
+
+def test_a_cut_line_a_longer_copy_read_again_is_not_replayed(spark):
+    """A client log's first copy ended inside line 2's offset (14 of 1470); the longer copy
+    (version "-2") read line 2 again, whole: the replay takes its row, and finds no regression."""
+    first = [commit(1, 1000, 1, file="client.log"), commit(2, 14, 2, file="client.log")]
+    longer = [
+        commit(2, 1470, 2, file="client.log", version="-2"),
+        commit(3, 1500, 3, file="client.log", version="-2"),
+    ]
+    c, s = frames(spark, first + longer, [])
+    reread = spark.createDataFrame(
+        [("client.log", "h-client.log", 2)], "source_file string, _file_hash string, line_no long"
+    )
+    assert without_reread_lines(c, None) is c
+    kept = without_reread_lines(c, reread)
+    assert rows(kept, *REREAD_KEY, "offset") == [
+        ("client.log", "h-client.log", 1, 1000),
+        ("client.log", "h-client.log-2", 2, 1470),
+        ("client.log", "h-client.log-2", 3, 1500),
+    ]
+    result = replay(kept, s, empty_seed(spark))
+    assert rows(result.commits, "offset", "is_regression") == [(1000, False), (1470, False), (1500, False)]
+    # left in, the cut row's offset reads as a regression: the defect the rule is for
+    assert rows(replay(c, s, empty_seed(spark)).regressions, "offset") == [(14,)]
 
 
 @pytest.mark.parametrize("broadcast_logged", [False, True], ids=["anti-join", "broadcast-logged"])
