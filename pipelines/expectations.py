@@ -2,8 +2,9 @@
 
 A suite is measured in one pass over its table: every expectation but uniqueness is a row
 predicate (:func:`violations`: true where a row breaks it), and the audit sums them all in one
-aggregation; uniqueness is a count of a hash of each key: grouped, for small tables, and for a large
-one a shuffle of the hashes whose repeats each partition finds by sorting them (:func:`repeated_hashes`). The predicates follow Great
+aggregation; uniqueness is a count of a hash of each key: grouped, for small tables; for a large one,
+the hashes sorted and neighbours compared (:func:`repeated_values`), on the driver or, for the
+largest, in each partition of a shuffle (:func:`repeated_hashes`). The predicates follow Great
 Expectations' semantics for the same expectations (jobs.quality.gx_adapter declares them for
 GE, and a test holds both engines to the same outcomes): a null passes every kind but
 ``not_null``; ``between`` is inclusive unless ``strict_max``; ``pair_at_least`` ignores a row
@@ -67,6 +68,12 @@ def violations(expectation: Expectation, params: Mapping[Param, object]) -> list
     raise ValueError(f"unknown expectation kind {expectation.kind!r}")
 
 
+def repeated_values(hashes: np.ndarray) -> np.ndarray:
+    """Each value ``hashes`` holds more than once, once, in order: its values sorted, neighbours compared."""
+    ordered = np.sort(hashes)
+    return np.unique(ordered[1:][ordered[1:] == ordered[:-1]])
+
+
 def repeated_hashes(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """``mapInArrow`` over a partition of 64-bit key hashes (one column, partitioned by its value, so
     equal hashes meet in one partition): each hash the partition holds more than once, once.
@@ -76,8 +83,9 @@ def repeated_hashes(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatc
     held = list(batches)
     if not held:
         return
-    hashes = np.sort(np.concatenate([batch.column(0).to_numpy(zero_copy_only=False) for batch in held]))
-    repeats = np.unique(hashes[1:][hashes[1:] == hashes[:-1]])
+    repeats = repeated_values(
+        np.concatenate([batch.column(0).to_numpy(zero_copy_only=False) for batch in held])
+    )
     if repeats.size:
         yield pa.RecordBatch.from_arrays([pa.array(repeats, pa.int64())], held[0].schema.names[:1])
 

@@ -6,8 +6,9 @@ and column, each a scan of the table: on a large interval the audit took longer 
 other stage together (docs/experiments.md, "The audit in one pass"). This runner gives the
 same outcomes, message for message (a test holds the two engines to it). Each table is scanned
 once for its expectations' counts, all tables in one action; its keys once more for their
-uniqueness: the small tables' in one grouped count together, a large table's by a shuffle of
-its keys' hashes of its own; and a small scan per failed expectation for its sample.
+uniqueness: the small tables' in one grouped count together, a large table's by its keys' hashes,
+sorted (on the driver, or for the largest in a shuffle); and a small scan per failed expectation
+for its sample.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from functools import reduce
 
+import pyarrow as pa
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
@@ -23,6 +25,7 @@ from pipelines.expectations import (
     all_present,
     any_present,
     repeated_hashes,
+    repeated_values,
     unique_subject,
     violation_counts,
     violations,
@@ -38,6 +41,11 @@ HASHES_PER_PARTITION = 4_000_000
 # key hashes: an action less per table, where an hour's tables spend their time on Spark's fixed
 # costs; above it, by sorted hashes (docs/experiments.md, "The audit's suites in shared actions").
 GROUPED_KEYS_UP_TO = 1_000_000
+# Up to this many rows, a larger table's key hashes are collected and sorted on the driver (8 bytes
+# each: 160 MB at most), which spares Spark's shuffle of them and a Python worker per partition;
+# above it, the shuffle's partitions sort their own (docs/experiments.md, "A large table's key
+# hashes sorted on the driver").
+HASHES_ON_DRIVER_UP_TO = 20_000_000
 
 
 def key_hash(keys: list[str]) -> Column:
@@ -77,8 +85,14 @@ class OnePassRunner:
         """The hashes repeated among a large table's ``rows``, or None when none is.
 
         A key shared by two rows shares its hash, so where no hash repeats no key does, and the table's
-        keys (long file paths among them) are never shuffled: the hashes are, each partition sorting its
-        own (pipelines.expectations.repeated_hashes)."""
+        keys (long file paths among them) are never shuffled: the hashes are sorted, on the driver
+        (pipelines.expectations.repeated_values), or above HASHES_ON_DRIVER_UP_TO rows shuffled, each
+        partition sorting its own (pipelines.expectations.repeated_hashes)."""
+        if rows <= HASHES_ON_DRIVER_UP_TO:
+            repeats = repeated_values(hashed.select(_KEY_HASH).toArrow().column(_KEY_HASH).to_numpy())
+            return (
+                hashed.sparkSession.createDataFrame(pa.table({_KEY_HASH: repeats})) if repeats.size else None
+            )
         partitions = -(-rows // HASHES_PER_PARTITION)
         shared = (
             hashed.select(_KEY_HASH)

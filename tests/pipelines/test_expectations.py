@@ -1,8 +1,9 @@
-"""The uniqueness check's partition step, without Spark: which hashes a partition holds twice."""
+"""The uniqueness check's sorting step, without Spark: which hashes a partition or a table holds twice."""
 
+import numpy as np
 import pyarrow as pa
 
-from pipelines.expectations import repeated_hashes
+from pipelines.expectations import repeated_hashes, repeated_values
 
 
 def _batches(*chunks: list[int]) -> list[pa.RecordBatch]:
@@ -26,3 +27,10 @@ def test_distinct_hashes_yield_nothing():
 def test_an_empty_partition_yields_nothing():
     assert list(repeated_hashes(iter([]))) == []
     assert list(repeated_hashes(iter(_batches([])))) == []
+
+
+def test_repeated_values_are_each_found_once_in_order():
+    hashes = np.array([9, -3, 5, 9, 2**63 - 1, -3, 9, -(2**63)], dtype=np.int64)
+    assert repeated_values(hashes).tolist() == [-3, 9]
+    assert repeated_values(np.array([3, 1, 2], dtype=np.int64)).tolist() == []
+    assert repeated_values(np.array([], dtype=np.int64)).tolist() == []

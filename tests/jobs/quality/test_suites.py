@@ -184,8 +184,16 @@ def _measured(outcomes) -> list:
     ]
 
 
-@pytest.mark.parametrize("grouped_up_to", [0, 1_000_000], ids=["sorted_hashes", "grouped_count"])
-def test_suites_measured_together_give_what_each_gives_alone(spark, monkeypatch, grouped_up_to):
+# (GROUPED_KEYS_UP_TO, HASHES_ON_DRIVER_UP_TO): each of the three ways uniqueness is counted
+UNIQUENESS_WAYS = pytest.mark.parametrize(
+    ("grouped_up_to", "driver_up_to"),
+    [(0, 0), (0, 20_000_000), (1_000_000, 20_000_000)],
+    ids=["shuffled_hashes", "hashes_on_driver", "grouped_count"],
+)
+
+
+@UNIQUENESS_WAYS
+def test_suites_measured_together_give_what_each_gives_alone(spark, monkeypatch, grouped_up_to, driver_up_to):
     """Tables measured together, their counts in one action and the small ones' keys in another, each get
     the outcome Great Expectations gives it alone: a table with failures and duplicated keys, an empty one,
     a passing one, and a second table with duplicates (so the uniqueness results are not swapped)."""
@@ -193,6 +201,7 @@ def test_suites_measured_together_give_what_each_gives_alone(spark, monkeypatch,
     from jobs.quality.gx_adapter import SuiteRunner
 
     monkeypatch.setattr(one_pass, "GROUPED_KEYS_UP_TO", grouped_up_to)
+    monkeypatch.setattr(one_pass, "HASHES_ON_DRIVER_UP_TO", driver_up_to)
     params = {**PARAMS, Param.THROUGHPUT_FROM: START, Param.THROUGHPUT_FIRST_DATE: date(2026, 11, 21)}
     tables = [
         (frame(spark, t.OFFSET_SNAPSHOTS, [{}, {}, {"queue_id": 70000}, {"queue_id": 3}], SNAPSHOT), SUITE["bronze.offset_snapshots"]),
@@ -217,13 +226,16 @@ def test_suites_measured_together_give_what_each_gives_alone(spark, monkeypatch,
                       "gold.consume_throughput.keys_unique": 5}  # fmt: skip
 
 
-@pytest.mark.parametrize("grouped_up_to", [0, 1_000_000], ids=["sorted_hashes", "grouped_count"])
-def test_keys_that_share_a_hash_are_told_apart_by_the_keys_themselves(spark, monkeypatch, grouped_up_to):
+@UNIQUENESS_WAYS
+def test_keys_that_share_a_hash_are_told_apart_by_the_keys_themselves(
+    spark, monkeypatch, grouped_up_to, driver_up_to
+):
     """Uniqueness first counts a hash of each key; with a hash that gives every key the same value,
     the outcome is still exact: duplicates are counted by the keys, never by the hash."""
     import jobs.quality.one_pass as one_pass
 
     monkeypatch.setattr(one_pass, "GROUPED_KEYS_UP_TO", grouped_up_to)
+    monkeypatch.setattr(one_pass, "HASHES_ON_DRIVER_UP_TO", driver_up_to)
     rows = [{}, {}, {"queue_id": 2}, {"queue_id": 3}, {"cluster": None}, {"cluster": None}]
     df = frame(spark, t.OFFSET_SNAPSHOTS, rows, SNAPSHOT)
     honest = outcomes(OnePassRunner(sample_size=5), df, "bronze.offset_snapshots")["keys_unique"]
