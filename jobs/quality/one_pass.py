@@ -1,14 +1,14 @@
 """Table suites measured in a few Spark actions: every suite's counts in one, the uniqueness of every
-small table in one more, samples only of the expectations that failed.
+table in one more (a large table's in its own), samples only of the expectations that failed.
 
 Great Expectations' Spark engine (jobs.quality.gx_adapter) runs a Spark job per expectation
 and column, each a scan of the table: on a large interval the audit took longer than every
 other stage together (docs/experiments.md, "The audit in one pass"). This runner gives the
 same outcomes, message for message (a test holds the two engines to it). Each table is scanned
 once for its expectations' counts, all tables in one action; its keys once more for their
-uniqueness: the small tables' in one grouped count together, a large table's by its keys' hashes,
-sorted (on the driver, or for the largest in a shuffle); and a small scan per failed expectation
-for its sample.
+uniqueness: its keys' hashes, collected with other tables' and sorted on the driver (a table too
+large for the driver's share: shuffled, each partition sorting its own); and a small scan per
+failed expectation for its sample.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from functools import reduce
 
+import numpy as np
 import pyarrow as pa
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -37,20 +38,44 @@ _CHECK = "_check"
 # Hashes a partition of the uniqueness check sorts in one Python worker: at 8 bytes each, tens of
 # MB, so a partition's sort stays small on any executor however large the table.
 HASHES_PER_PARTITION = 4_000_000
-# Up to this many rows, a table's keys are checked in the one grouped count of every small table's
-# key hashes: an action less per table, where an hour's tables spend their time on Spark's fixed
-# costs; above it, by sorted hashes (docs/experiments.md, "The audit's suites in shared actions").
-GROUPED_KEYS_UP_TO = 1_000_000
-# Up to this many rows, a larger table's key hashes are collected and sorted on the driver (8 bytes
-# each: 160 MB at most), which spares Spark's shuffle of them and a Python worker per partition;
-# above it, the shuffle's partitions sort their own (docs/experiments.md, "A large table's key
-# hashes sorted on the driver").
+# A table's key hashes are collected on the driver and sorted there, up to this many rows (8 bytes
+# a hash: 160 MB at most), sparing Spark's shuffle of them and its Python workers; a larger table's
+# are shuffled, each partition sorting its own (docs/experiments.md, "A large table's key hashes
+# sorted on the driver").
 HASHES_ON_DRIVER_UP_TO = 20_000_000
+# Tables up to this many rows share their collection, one action for an hour's every table; a
+# larger one's hashes come alone, untagged (docs/experiments.md, "Every table's key hashes sorted
+# on the driver").
+SHARED_UP_TO = 1_000_000
+Tag = tuple[int, int]  # a uniqueness check: (table, expectation), by their positions
 
 
 def key_hash(keys: list[str]) -> Column:
     """A 64-bit hash of a row's key: equal keys hash alike (nulls included)."""
     return F.xxhash64(*keys)
+
+
+def driver_batches(rows: dict[Tag, int]) -> tuple[list[list[Tag]], list[Tag]]:
+    """The checks of ``rows`` (each check's table rows) whose hashes are collected on the driver, in
+    batches: tables up to SHARED_UP_TO rows together (at most HASHES_ON_DRIVER_UP_TO rows a batch),
+    each larger one alone; and the checks of tables too large for the driver, whose hashes are
+    shuffled instead."""
+    shared: list[list[Tag]] = [[]]
+    alone: list[list[Tag]] = []
+    too_large: list[Tag] = []
+    held = 0
+    for tag in sorted(rows, key=lambda tag: rows[tag]):
+        if rows[tag] > HASHES_ON_DRIVER_UP_TO:
+            too_large.append(tag)
+        elif rows[tag] > SHARED_UP_TO:
+            alone.append([tag])
+        else:
+            if held + rows[tag] > HASHES_ON_DRIVER_UP_TO:
+                shared.append([])
+                held = 0
+            shared[-1].append(tag)
+            held += rows[tag]
+    return [batch for batch in shared if batch] + alone, too_large
 
 
 def _outcome(check_name: str, failures: list[tuple[str, int, tuple]], rows: int) -> ExpectationOutcome:
@@ -81,18 +106,10 @@ class OnePassRunner:
         found = df.where(breaks).select(value.alias("v")).limit(self.sample_size).collect()
         return tuple({"column": subject, "value": jsonable(r.v)} for r in found)
 
-    def _repeated_large(self, hashed: DataFrame, rows: int) -> DataFrame | None:
-        """The hashes repeated among a large table's ``rows``, or None when none is.
-
-        A key shared by two rows shares its hash, so where no hash repeats no key does, and the table's
-        keys (long file paths among them) are never shuffled: the hashes are sorted, on the driver
-        (pipelines.expectations.repeated_values), or above HASHES_ON_DRIVER_UP_TO rows shuffled, each
-        partition sorting its own (pipelines.expectations.repeated_hashes)."""
-        if rows <= HASHES_ON_DRIVER_UP_TO:
-            repeats = repeated_values(hashed.select(_KEY_HASH).toArrow().column(_KEY_HASH).to_numpy())
-            return (
-                hashed.sparkSession.createDataFrame(pa.table({_KEY_HASH: repeats})) if repeats.size else None
-            )
+    def _repeated_shuffled(self, hashed: DataFrame, rows: int) -> DataFrame | None:
+        """The hashes repeated among a table's ``rows`` (more than HASHES_ON_DRIVER_UP_TO), or None when
+        none is: the hashes shuffled by their value, each partition sorting its own
+        (pipelines.expectations.repeated_hashes)."""
         partitions = -(-rows // HASHES_PER_PARTITION)
         shared = (
             hashed.select(_KEY_HASH)
@@ -101,24 +118,35 @@ class OnePassRunner:
         )
         return None if shared.isEmpty() else shared
 
-    def _repeated_small(self, checks: dict[tuple[int, int], DataFrame]) -> dict[tuple[int, int], list[int]]:
-        """The hashes repeated in each of ``checks`` (hashed keys by (table, expectation)), by one grouped count."""
-        if not checks:
-            return {}
-        tags = list(checks)
+    @staticmethod
+    def _repeated_on_driver(checks: list[DataFrame]) -> list[np.ndarray]:
+        """The hashes repeated in each of ``checks`` (hashed keys), their hashes collected in one
+        action and sorted on the driver (pipelines.expectations.repeated_values)."""
+        if len(checks) == 1:  # a table alone: its hashes need no tag
+            return [repeated_values(checks[0].select(_KEY_HASH).toArrow().column(_KEY_HASH).to_numpy())]
         tagged = [
-            hashed.select(F.lit(n).alias(_CHECK), _KEY_HASH) for n, hashed in enumerate(checks.values())
+            hashed.select(F.lit(n).cast("short").alias(_CHECK), _KEY_HASH) for n, hashed in enumerate(checks)
         ]
-        repeated = (
-            reduce(DataFrame.unionByName, tagged)
-            .groupBy(_CHECK, _KEY_HASH)
-            .count()
-            .where(F.col("count") > 1)
-            .collect()
-        )
-        found: dict[tuple[int, int], list[int]] = {}
-        for row in repeated:
-            found.setdefault(tags[row[_CHECK]], []).append(row[_KEY_HASH])
+        collected = reduce(DataFrame.unionByName, tagged).toArrow()
+        numbers = collected.column(_CHECK).to_numpy()
+        hashes = collected.column(_KEY_HASH).to_numpy()
+        return [repeated_values(hashes[numbers == n]) for n in range(len(checks))]
+
+    def _repeated(self, unique: dict[Tag, DataFrame], rows: list[int]) -> dict[Tag, DataFrame]:
+        """The hashes repeated in each of ``unique`` (hashed keys by check; ``rows``: each table's),
+        where any is.
+
+        A key shared by two rows shares its hash, so where no hash repeats no key does, and the tables'
+        keys (long file paths among them) never leave their scans: their hashes do (see driver_batches)."""
+        batches, too_large = driver_batches({tag: rows[tag[0]] for tag in unique})
+        found: dict[Tag, DataFrame] = {}
+        for batch in batches:
+            for tag, repeats in zip(batch, self._repeated_on_driver([unique[t] for t in batch]), strict=True):
+                if repeats.size:
+                    found[tag] = unique[tag].sparkSession.createDataFrame(pa.table({_KEY_HASH: repeats}))
+        for tag in too_large:
+            if (shuffled := self._repeated_shuffled(unique[tag], rows[tag[0]])) is not None:
+                found[tag] = shuffled
         return found
 
     def _duplicates(
@@ -184,12 +212,7 @@ class OnePassRunner:
             for n, (e, _) in enumerate(suite)
             if e.kind == "unique" and counts[t][0]
         }
-        small = {tag: hashed for tag, hashed in unique.items() if counts[tag[0]][0] <= GROUPED_KEYS_UP_TO}
-        spark = tables[0][0].sparkSession
-        shared = {
-            tag: spark.createDataFrame([(h,) for h in hashes], f"{_KEY_HASH} long")
-            for tag, hashes in self._repeated_small(small).items()
-        }
+        shared = self._repeated(unique, [c[0] for c in counts])
         results = []
         for t, ((df, suite), found_in, counted) in enumerate(zip(tables, measured, counts, strict=True)):
             rows = counted[0]
@@ -201,8 +224,7 @@ class OnePassRunner:
             for n, (expectation, found) in enumerate(found_in):
                 if expectation.kind == "unique":
                     hashed = unique[(t, n)]
-                    repeats = shared.get((t, n)) if (t, n) in small else self._repeated_large(hashed, rows)
-                    failures = [self._duplicates(hashed, expectation, repeats)]
+                    failures = [self._duplicates(hashed, expectation, shared.get((t, n)))]
                 else:
                     failures = []
                     for v in found:

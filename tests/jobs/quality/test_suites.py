@@ -184,23 +184,24 @@ def _measured(outcomes) -> list:
     ]
 
 
-# (GROUPED_KEYS_UP_TO, HASHES_ON_DRIVER_UP_TO): each of the three ways uniqueness is counted
+# (SHARED_UP_TO, HASHES_ON_DRIVER_UP_TO): every table's hashes shuffled; each table's on the driver
+# alone; the tables' in several shared batches (the largest table here has 5 rows); all in one
 UNIQUENESS_WAYS = pytest.mark.parametrize(
-    ("grouped_up_to", "driver_up_to"),
-    [(0, 0), (0, 20_000_000), (1_000_000, 20_000_000)],
-    ids=["shuffled_hashes", "hashes_on_driver", "grouped_count"],
+    ("shared_up_to", "driver_up_to"),
+    [(0, 0), (0, 20_000_000), (5, 5), (1_000_000, 20_000_000)],
+    ids=["shuffled_hashes", "each_alone", "shared_batches", "all_together"],
 )
 
 
 @UNIQUENESS_WAYS
-def test_suites_measured_together_give_what_each_gives_alone(spark, monkeypatch, grouped_up_to, driver_up_to):
+def test_suites_measured_together_give_what_each_gives_alone(spark, monkeypatch, shared_up_to, driver_up_to):
     """Tables measured together, their counts in one action and the small ones' keys in another, each get
     the outcome Great Expectations gives it alone: a table with failures and duplicated keys, an empty one,
     a passing one, and a second table with duplicates (so the uniqueness results are not swapped)."""
     import jobs.quality.one_pass as one_pass
     from jobs.quality.gx_adapter import SuiteRunner
 
-    monkeypatch.setattr(one_pass, "GROUPED_KEYS_UP_TO", grouped_up_to)
+    monkeypatch.setattr(one_pass, "SHARED_UP_TO", shared_up_to)
     monkeypatch.setattr(one_pass, "HASHES_ON_DRIVER_UP_TO", driver_up_to)
     params = {**PARAMS, Param.THROUGHPUT_FROM: START, Param.THROUGHPUT_FIRST_DATE: date(2026, 11, 21)}
     tables = [
@@ -228,13 +229,13 @@ def test_suites_measured_together_give_what_each_gives_alone(spark, monkeypatch,
 
 @UNIQUENESS_WAYS
 def test_keys_that_share_a_hash_are_told_apart_by_the_keys_themselves(
-    spark, monkeypatch, grouped_up_to, driver_up_to
+    spark, monkeypatch, shared_up_to, driver_up_to
 ):
     """Uniqueness first counts a hash of each key; with a hash that gives every key the same value,
     the outcome is still exact: duplicates are counted by the keys, never by the hash."""
     import jobs.quality.one_pass as one_pass
 
-    monkeypatch.setattr(one_pass, "GROUPED_KEYS_UP_TO", grouped_up_to)
+    monkeypatch.setattr(one_pass, "SHARED_UP_TO", shared_up_to)
     monkeypatch.setattr(one_pass, "HASHES_ON_DRIVER_UP_TO", driver_up_to)
     rows = [{}, {}, {"queue_id": 2}, {"queue_id": 3}, {"cluster": None}, {"cluster": None}]
     df = frame(spark, t.OFFSET_SNAPSHOTS, rows, SNAPSHOT)
@@ -247,3 +248,17 @@ def test_keys_that_share_a_hash_are_told_apart_by_the_keys_themselves(
         honest.message,
     )
     assert honest.failing_rows == 4  # the two rows alike, and the two alike but for a null cluster
+
+
+def test_tables_hashes_go_to_the_driver_in_batches_the_largest_alone_shuffled(monkeypatch):
+    import jobs.quality.one_pass as one_pass
+
+    monkeypatch.setattr(one_pass, "SHARED_UP_TO", 5)
+    monkeypatch.setattr(one_pass, "HASHES_ON_DRIVER_UP_TO", 10)
+    rows = {(0, 1): 4, (1, 1): 7, (2, 1): 11, (3, 1): 3, (3, 2): 3, (4, 1): 10, (5, 1): 5}
+    # small tables together, 10 rows a batch at most; larger ones alone; above 10 rows shuffled
+    assert one_pass.driver_batches(rows) == (
+        [[(3, 1), (3, 2), (0, 1)], [(5, 1)], [(1, 1)], [(4, 1)]],
+        [(2, 1)],
+    )
+    assert one_pass.driver_batches({}) == ([], [])
