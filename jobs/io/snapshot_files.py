@@ -78,6 +78,11 @@ DOCUMENT_COLUMNS = (
 CLIENT_FILE_COLUMNS = ("source_file", "cluster", "snapshot_at", "_file_hash", "file_size", "content")
 
 
+# The documents of a broker's store/config directory this reader reads (a client's offsets.json
+# has a reader of its own: jobs.sources.client_offsets)
+BROKER_DOCUMENT_KINDS = ("consumer_offsets", "lmq", "delay_offsets")
+
+
 @dataclass(frozen=True)
 class SnapshotFile:
     """One landed broker file: where it is, whose it is, when it was taken, what it holds."""
@@ -96,7 +101,7 @@ class SnapshotFile:
             raise ValueError(
                 f"{self.path}: snapshot_source must be 'main' or 'bak', not {self.snapshot_source!r}"
             )
-        if self.document_kind not in ("consumer_offsets", "lmq", "delay_offsets"):
+        if self.document_kind not in BROKER_DOCUMENT_KINDS:
             raise ValueError(f"{self.path}: unknown document_kind {self.document_kind!r}")
 
 

@@ -13,7 +13,7 @@ from datetime import timedelta
 from pyspark.sql import DataFrame
 
 from jobs.io.landing import LandedFile
-from jobs.io.snapshot_files import SnapshotFile, read_snapshot_documents
+from jobs.io.snapshot_files import BROKER_DOCUMENT_KINDS, SnapshotFile, read_snapshot_documents
 from jobs.sources.collector import ParseContext
 from jobs.sources.source import SNAPSHOTS, Source
 from pipelines.ingest.config_files import classify_config_file
@@ -26,6 +26,11 @@ from pipelines.ingest.snapshots import (
 )
 from schemas.tables import DELAY_OFFSETS, OFFSET_SNAPSHOTS, REJECTED_INPUTS, SNAPSHOT_FILES
 
+CLIENT_OFFSETS_REASON = (
+    "a client's offsets.json, not a broker's store file: a client's offsets are read where the "
+    "client_offsets pattern finds them"
+)
+
 
 def parse(context: ParseContext, files: list[LandedFile]) -> None:
     read, skipped = [], []
@@ -33,6 +38,9 @@ def parse(context: ParseContext, files: list[LandedFile]) -> None:
         kind = classify_config_file(f.name)
         if not kind.is_read:
             skipped.append((str(f.path), "skipped", kind.skip_reason))
+            continue
+        if kind.document_kind not in BROKER_DOCUMENT_KINDS:  # a client's offsets.json among broker files
+            skipped.append((str(f.path), "skipped", CLIENT_OFFSETS_REASON))
             continue
         path = str(f.path)
         read.append(

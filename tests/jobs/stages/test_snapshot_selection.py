@@ -9,9 +9,10 @@ import pytest
 from pyspark.sql import functions as F
 
 from jobs.io.lake import Lake
+from jobs.sources.snapshots import CLIENT_OFFSETS_REASON
 from jobs.stages.runner import run_stages
 from schemas.config import Settings
-from schemas.tables import OFFSET_REGRESSIONS, SNAPSHOT_FILES, STORED_OFFSET_TIMELINE
+from schemas.tables import INGEST_RUNS, OFFSET_REGRESSIONS, SNAPSHOT_FILES, STORED_OFFSET_TIMELINE
 from tests.frames import assert_frames_equal, rows
 from tests.landings import land_snapshot as land
 
@@ -67,6 +68,18 @@ def test_a_bak_that_landed_alone_is_replaced_by_its_main_file_landing_later(spar
         F.col("source_file").endswith(".bak") & (F.col("snapshot_at") == at(10, 10))
     )
     assert rows(bak, "selection", "is_replayed", "_ingest_run_id") == [("bak_older", False, "r2")]
+
+
+def test_a_clients_offsets_json_among_broker_files_is_skipped_with_its_reason(spark, landing, tmp_path):
+    """A client's offsets.json collected into a broker's snapshot directory is not a broker store
+    file: skipped with its reason, and the broker's files beside it land."""
+    land(landing, at(10, 10), "offsets.json", '{"offsetTable":{"t@g":{0:5}}}')
+    land(landing, at(10, 10), "consumerOffset.json", '{"offsetTable":{"t@g":{0:110}}}')
+    run_stages(Settings(), tmp_path / "lake", landing, None, None, "r1", STAGES)
+    lake = Lake(spark, tmp_path / "lake")
+    assert timeline(lake) == [(at(9, 55), 100), (at(10, 10), 110)]
+    offsets = lake.read(INGEST_RUNS).where(F.col("source_file").endswith("/offsets.json"))
+    assert rows(offsets, "status", "status_reason") == [("skipped", CLIENT_OFFSETS_REASON)]
 
 
 def test_a_lake_written_before_snapshot_files_existed_gets_the_same_decisions(spark, landing, tmp_path):
