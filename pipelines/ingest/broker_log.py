@@ -36,7 +36,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from pipelines.ingest.commit_events import COMMIT_COLUMNS, integer_in_range
-from pipelines.ingest.quarantine import Parsed, first_failure, split_valid
+from pipelines.ingest.quarantine import Parsed, first_failure, in_calendar, split_valid
 from pipelines.keys import group_of_key, key_kind, topic_of_key
 from schemas.records import MAX_QUEUE_ID, OFFSET_LIMIT
 from schemas.tables import OFFSET_RESETS
@@ -110,7 +110,7 @@ def with_log_layout(lines: DataFrame) -> DataFrame:
     zone = F.coalesce(F.col("source_timezone"), F.lit(DEFAULT_LOG_TIMEZONE))
     return lines.withColumns(
         {
-            "_logged_at": F.when(matches, F.to_utc_timestamp(local, zone)),
+            "_logged_at": F.when(matches, in_calendar(F.to_utc_timestamp(local, zone))),
             "_thread": F.when(matches, F.regexp_extract(line, LOG_LAYOUT, 4)),
             "_message": F.when(matches, F.regexp_extract(line, LOG_LAYOUT, 5)),
         }

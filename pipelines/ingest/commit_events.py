@@ -33,7 +33,7 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from pipelines.ingest.quarantine import Parsed, first_failure, split_valid
+from pipelines.ingest.quarantine import Parsed, first_failure, in_calendar, split_valid
 from pipelines.keys import key_kind
 from schemas.records import (
     COMMIT_FIELDS,
@@ -52,7 +52,15 @@ _INTEGER_TYPE = r"^(TINYINT|SMALLINT|INT|BIGINT|DECIMAL\(\d+,0\))$"
 PREPARSED = "_pre"  # true for a line the reader pre-parsed (see pipelines.ingest.commit_preparse)
 COMMITTED_AT_NUMBER = "_pre_committed_at_number"  # a pre-parsed committed_at was a JSON integer
 CHECKED = "_pre_checked"  # a pre-parsed line that passed every check there: it lands with its typed values
-WHITESPACE = " \t\n\x0b\f\r"  # what a regular expression's \s matches
+WHITESPACE = " \t\n\x0b\f\r"  # what a regular expression's \s matches: a blank line is no record
+# Unicode's White_Space characters, what the record contract's \S (schemas.records) refuses alone:
+# a name of no-break spaces is as blank as one of spaces
+NAME_WHITESPACE = (
+    WHITESPACE
+    + "\x85\xa0\u1680"
+    + "".join(map(chr, range(0x2000, 0x200B)))
+    + "\u2028\u2029\u202f\u205f\u3000"
+)
 
 
 def preparsed_field(field: str) -> str:
@@ -65,15 +73,15 @@ def checked_value(field: str) -> str:
     return f"_pre_{field}_value"
 
 
-def is_blank(text: Column) -> Column:
-    """True for an empty or whitespace-only text (null stays null).
+def is_blank(text: Column, whitespace: str = WHITESPACE) -> Column:
+    """True for an empty text or one of ``whitespace`` only (null stays null).
 
     Only a text whose first character is whitespace is trimmed: Spark's trim of a set of
     characters walks the whole text (and allocates two arrays as long as it) even when its
     last character is not one of them.
     """
-    starts_blank = F.substring(text, 1, 1).isin(*WHITESPACE)
-    return (text == "") | (starts_blank & (F.btrim(text, F.lit(WHITESPACE)) == ""))
+    starts_blank = F.substring(text, 1, 1).isin(*whitespace)
+    return (text == "") | (starts_blank & (F.btrim(text, F.lit(whitespace)) == ""))
 
 
 def integer_in_range(value: Column, low: int, high_exclusive: int) -> Column:
@@ -181,7 +189,9 @@ def _committed_at(kind: Column, text: Column, number: Column) -> Column:
         (kind == "string") & text.rlike(EPOCH_MILLIS_DIGITS), text.try_cast("long")
     )
     from_millis = F.timestamp_millis(integer_in_range(millis, 0, MAX_EPOCH_MILLIS + 1))
-    from_iso = F.when((kind == "string") & text.rlike(ISO_INSTANT_TEXT), text.try_cast("timestamp"))
+    from_iso = F.when(
+        (kind == "string") & text.rlike(ISO_INSTANT_TEXT), in_calendar(text.try_cast("timestamp"))
+    )
     return F.when(millis.isNotNull(), from_millis).otherwise(from_iso)
 
 
@@ -195,7 +205,12 @@ def _field_checks() -> list[tuple[Column, str]]:
         present = kind != "null"
         if field.kind == "string":
             checks.append((~present | (kind == "string"), f"mistyped field {field.name}: expected a string"))
-            checks.append((~present | ~is_blank(F.col(f"_s_{field.name}")), f"blank field {field.name}"))
+            checks.append(
+                (
+                    ~present | ~is_blank(F.col(f"_s_{field.name}"), NAME_WHITESPACE),
+                    f"blank field {field.name}",
+                )
+            )
         elif field.kind == "integer":
             checks.append(
                 (kind.isin("integer", "number"), f"mistyped field {field.name}: expected an integer")

@@ -48,8 +48,8 @@ from pyspark.sql.types import BooleanType, LongType, StringType, StructField, St
 from pipelines.ingest.commit_events import (
     CHECKED,
     COMMITTED_AT_NUMBER,
+    NAME_WHITESPACE,
     PREPARSED,
-    WHITESPACE,
     checked_value,
     preparsed_field,
 )
@@ -95,7 +95,7 @@ _NUMBER_TIME = rf'"committed_at"{_WS}:{_WS}-?[0-9]'
 
 # an ISO instant read here: UTC (Z), at most microsecond digits (any other form is Spark's to read)
 _ISO_UTC = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$"
-_NOT_BLANK = f"[^{re.escape(WHITESPACE)}]"
+_NOT_BLANK = f"[^{re.escape(NAME_WHITESPACE)}]"
 TYPED_FIELDS = {"committed_at": TimestampType(), "queue_id": LongType(), "offset": LongType()}
 
 PREPARSED_SCHEMA = StructType(

@@ -93,6 +93,13 @@ class Parsed:
         return landed.unionByName(rejected)
 
 
+def in_calendar(time: Column) -> Column:
+    """``time`` where it lies in years 1 to 9999, else null: a time Spark reads from text can fall
+    before (``0000-01-01T00:00:00Z``, or year 1 moved back by a zone), where no Python client, and
+    not the ingest's own accounting, can hold it. A null time is quarantined as unparseable."""
+    return F.when(F.year(time).between(1, 9999), time)
+
+
 def first_failure(*checks: tuple[Column, str]) -> Column:
     """The message of the first failing check, null when all pass.
 

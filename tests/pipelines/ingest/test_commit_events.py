@@ -11,10 +11,19 @@ import re
 from datetime import datetime
 
 import pytest
+from pydantic import ValidationError
 from pyspark.sql import functions as F
 
 from jobs.sources.commits import PREPARSED_COLUMNS
-from pipelines.ingest.commit_events import CHECKED, COMMIT_COLUMNS, PREPARSED, is_blank, parse_commit_events
+from pipelines.ingest.commit_events import (
+    CHECKED,
+    COMMIT_COLUMNS,
+    NAME_WHITESPACE,
+    PREPARSED,
+    is_blank,
+    parse_commit_events,
+)
+from schemas.records import CommitEvent
 from schemas.tables import OFFSET_COMMITS
 from tests.pipelines.ingest.lines_helper import (
     BROKEN_LINES,
@@ -218,22 +227,28 @@ def test_blank_lines_are_not_records_and_read_errors_are(spark, as_read):
     )
 
 
-def test_blank_is_whitespace_throughout_wherever_the_text_starts(spark):
-    texts = ["", " ", " \t\n\x0b\f\r", "a", " a", "a ", "\ta\t", "\u00a0", " \u00a0", None]
+def test_a_blank_name_is_white_space_throughout_wherever_the_text_starts(spark):
+    """A blank name is what the record contract's ``\\S`` refuses: Unicode's white space (no-break
+    and ideographic spaces too), not other control characters."""
+    blank = ["", " ", " \t\n\x0b\f\r", "\u00a0", " \u00a0", "\u3000\u2009", "\x85"]
+    not_blank = ["a", " a", "a ", "\ta\t", "a\u00a0", "\x1c"]
+    texts = [*blank, *not_blank, None]
     frame = spark.createDataFrame([(i, t) for i, t in enumerate(texts)], "i int, t string")
-    got = {r.i: r.blank for r in frame.select("i", is_blank(F.col("t")).alias("blank")).collect()}
-    assert [got[i] for i in range(len(texts))] == [
-        True,
-        True,
-        True,
-        False,
-        False,
-        False,
-        False,
-        False,
-        False,
-        None,
-    ]
+    blank_name = is_blank(F.col("t"), NAME_WHITESPACE)
+    got = {r.i: r.blank for r in frame.select("i", blank_name.alias("blank")).collect()}
+    assert [got[i] for i in range(len(texts))] == [True] * len(blank) + [False] * len(not_blank) + [None]
+    for text in blank + not_blank:  # the contract agrees
+        record = {"committed_at": "2021-06-03T16:00:00Z", "broker": text, "topic": "t", "consumer_group": "g",
+                  "queue_id": 0, "offset": 0}  # fmt: skip
+        assert (text in not_blank) == _contract_accepts(record), repr(text)
+
+
+def _contract_accepts(record: dict) -> bool:
+    try:
+        CommitEvent.model_validate(record)
+    except ValidationError:
+        return False
+    return True
 
 
 def test_first_failing_check_gives_the_reason(spark, as_read):
@@ -241,6 +256,7 @@ def test_first_failing_check_gives_the_reason(spark, as_read):
         json.dumps({"queue_id": "x"}),  # several problems: the first required field missing wins
         event(committed_at="2021-06-03T16:00:00Z", queue_id=-1, offset=-1),
         event(committed_at="yesterday", path="rebalance"),
+        event(committed_at="0000-01-01T00:00:00Z"),  # a year no Python client can hold
     ]
     parsed = parse_commit_events(as_read(lines_frame(spark, lines)))
 
@@ -248,6 +264,7 @@ def test_first_failing_check_gives_the_reason(spark, as_read):
         (1, "missing field committed_at"),
         (2, "queue_id not an integer in [0, 65535]"),
         (3, "unparseable committed_at"),
+        (4, "unparseable committed_at"),
     ]
 
 
@@ -297,10 +314,7 @@ def test_pre_parsed_lines_give_the_rows_the_strict_path_gives(spark):
         event(committed_at="1622736000000", queue_id=65535, offset=2**53 - 1),
         event(committed_at="2024-02-29T23:59:59.123456Z", path="pull_piggyback"),
     ]
-    # (a year-0 instant lands on the strict path, but Python cannot hold it to compare)
-    unchecked = [
-        event(**fields) for fields in UNCHECKED if not str(fields.get("committed_at")).startswith("0000")
-    ]
+    unchecked = [event(**fields) for fields in UNCHECKED]
     plain = [
         *checkable,
         event(committed_at="2021-06-04T00:00:00.250+08:00", topic="%RETRY%billing"),
@@ -320,12 +334,15 @@ def test_pre_parsed_lines_give_the_rows_the_strict_path_gives(spark):
         "{}",
         json.dumps({"offset": 1}),
         event(committed_at="1969-12-31T23:59:59.5Z"),
+        event(committed_at="0001-01-01T00:30:00+01:00"),  # year 1 moved back by its zone: year 0
         event(committed_at="2021-06-03T16:00:00.1Z", queue_id=0, offset=0, client_host="h"),
         *unchecked,
     ]
+    # a name of no-break spaces is blank to both paths (the pre-parse leaves a line of non-ASCII text to the strict one)
+    not_plain = [*NOT_PLAIN, event(topic="\u00a0\u3000", committed_at=0)]
     name = {line: f"commits/c1/{i:03}.jsonl" for i, line in enumerate(plain)}
-    corpus = {f"commits/c1/{i:03}.jsonl": [line] for i, line in enumerate(plain + NOT_PLAIN)}
-    corpus["commits/c1/many.jsonl"] = [event(committed_at=i, offset=i) for i in range(2000)] + NOT_PLAIN
+    corpus = {f"commits/c1/{i:03}.jsonl": [line] for i, line in enumerate(plain + not_plain)}
+    corpus["commits/c1/many.jsonl"] = [event(committed_at=i, offset=i) for i in range(2000)] + not_plain
     lines = files_frame(spark, corpus, broker=None)
     preparsed = with_line_columns(spark, lines, PREPARSE)
     # the fast path is taken by every plain line read alone, and by most of the large file
@@ -347,7 +364,8 @@ def test_pre_parsed_lines_give_the_rows_the_strict_path_gives(spark):
     assert rows_of(fast.rejected, "source_file", "line_no", "reason", "raw") == rows_of(
         strict.rejected, "source_file", "line_no", "reason", "raw"
     )
-    assert len(rows_of(strict.rejected, "line_no")) >= len(NOT_PLAIN) * 2  # the corpus is mostly refusals
+    assert len(rows_of(strict.rejected, "line_no")) >= len(not_plain) * 2  # the corpus is mostly refusals
+    assert ("blank field topic",) in rows_of(strict.rejected, "reason")
 
 
 def test_the_parse_leaves_compiled_code_at_one_step(spark, as_read, capsys):
