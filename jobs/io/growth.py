@@ -5,16 +5,23 @@ the same path again, longer. The earlier copy's lines were ingested with it; rea
 would be landed and replayed twice. When an ingested copy of the path is a prefix of the new one
 (its size and content hash match the new file's first bytes), only the lines after it are read,
 numbered on from the earlier copy's. A last line the earlier copy cut short is read again, whole,
-from its start, and replaces the earlier copy's row of it. A copy that is not a prefix (the file was rewritten) is read in full, as another
-version of the path; so is a compressed file.
+from its start, and replaces the earlier copy's row of it. A copy that is not a prefix (the file
+was rewritten) is read in full, as another version of the path.
+
+A compressed file is compared by its decompressed content, with the plain copies ingested of any
+path of its kind, cluster and broker: a rotated log (``otherdays/broker.1.log.gz``) or an
+archived commit stream holds the lines its live file's copies landed, and adds only the others.
 """
 
 from __future__ import annotations
 
+import gzip
 import hashlib
+import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 GZIP_MAGIC = b"\x1f\x8b"
 BLOCK_BYTES = 1 << 20  # an earlier copy is hashed as it is read, a block at a time
@@ -39,32 +46,75 @@ class ResumePoint:
 FROM_START = ResumePoint(0, 1)  # a file read whole
 
 
+def is_compressed(path: Path) -> bool:
+    with path.open("rb") as probe:
+        return probe.read(len(GZIP_MAGIC)) == GZIP_MAGIC
+
+
+class _Content:
+    """A file's content (decompressed if it is a gzip stream), read forward, with a look ahead."""
+
+    def __init__(self, handle: BinaryIO):
+        self.handle, self.ahead = handle, b""
+
+    def read(self, n: int) -> bytes:
+        if self.ahead:
+            block, self.ahead = self.ahead[:n], self.ahead[n:]
+            return block
+        return self.handle.read(n)
+
+    def peek(self, n: int) -> bytes:
+        if len(self.ahead) < n:
+            self.ahead += self.handle.read(n - len(self.ahead))
+        return self.ahead[:n]
+
+
 def resume_point(path: Path, earlier: Iterable[tuple[int, str]]) -> ResumePoint | None:
-    """Where the new lines of ``path`` begin, given the (size, SHA-256) of its copies ingested
-    before (the longest prefix of them wins); None: read it all."""
+    """Where the new lines of ``path`` begin, given the (content size, SHA-256) of copies ingested
+    before (the longest prefix of its content among them wins); None: read it all.
+
+    One pass over the content, as far as the largest copy: the running hash is compared at
+    each copy's size."""
+    compressed = is_compressed(path)
     size = path.stat().st_size
-    with path.open("rb") as handle:
-        if handle.read(len(GZIP_MAGIC)) == GZIP_MAGIC:
-            return None
-    for old_size, old_hash in sorted(set(earlier), reverse=True):
-        if not 0 < old_size < size:
-            continue
-        digest, lines, line_start = hashlib.sha256(), 0, 0  # line_start: the byte after the last newline
-        with path.open("rb") as handle:
-            for offset in range(0, old_size, BLOCK_BYTES):
-                block = handle.read(min(BLOCK_BYTES, old_size - offset))
-                digest.update(block)
-                lines += block.count(b"\n")
-                if (last := block.rfind(b"\n")) >= 0:
-                    line_start = offset + last + 1
-            following = handle.read(2)
-        if digest.hexdigest() != old_hash:
-            continue
-        if line_start == old_size:
-            return ResumePoint(old_size, lines + 1, old_hash)
-        # the earlier copy's last line was whole, only its line end (LF or CRLF) missing
-        for line_end in (b"\n", b"\r\n"):
-            if following.startswith(line_end):
-                return ResumePoint(old_size + len(line_end), lines + 2, old_hash)
-        return ResumePoint(line_start, lines + 1, old_hash, reread_line=lines + 1)
-    return None
+    # a plain copy as long as the file would be the file itself (the same content is not new)
+    copies = sorted({(n, h) for n, h in earlier if n > 0 and (compressed or n < size)})
+    if not copies:
+        return None
+    digest, lines, line_start, offset = (
+        hashlib.sha256(),
+        0,
+        0,
+        0,
+    )  # line_start: the byte after the last newline
+    found = None
+    try:
+        with gzip.open(path, "rb") if compressed else path.open("rb") as handle:
+            content = _Content(handle)
+            for old_size, old_hash in copies:
+                while offset < old_size:
+                    block = content.read(min(BLOCK_BYTES, old_size - offset))
+                    if not block:
+                        return found  # the content ends before this copy's size
+                    digest.update(block)
+                    lines += block.count(b"\n")
+                    if (last := block.rfind(b"\n")) >= 0:
+                        line_start = offset + last + 1
+                    offset += len(block)
+                if digest.hexdigest() == old_hash:
+                    found = _after(old_size, old_hash, lines, line_start, content.peek(2))
+    except (OSError, EOFError, zlib.error):
+        pass  # a damaged stream: the copies it holds whole still count
+    return found
+
+
+def _after(old_size: int, old_hash: str, lines: int, line_start: int, following: bytes) -> ResumePoint:
+    """Where reading resumes after a copy of ``old_size`` bytes holding ``lines`` newlines, its last
+    line beginning at ``line_start``, the content going on with ``following``."""
+    if line_start == old_size:
+        return ResumePoint(old_size, lines + 1, old_hash)
+    # the earlier copy's last line was whole, only its line end (LF or CRLF) missing
+    for line_end in (b"\n", b"\r\n"):
+        if following.startswith(line_end):
+            return ResumePoint(old_size + len(line_end), lines + 2, old_hash)
+    return ResumePoint(line_start, lines + 1, old_hash, reread_line=lines + 1)

@@ -5,7 +5,8 @@ a batch is crash-safe: its files are first recorded as ``pending`` in ops/ingest
 each bronze append carries a Delta transaction id of the batch, so repeating it is a
 no-op; the files' final status and record counts are recorded last. A run that finds a
 pending batch (a crash) completes it first: whatever it had written is not written twice.
-A longer copy of a commit stream or log ingested before adds only its new lines (jobs.io.growth).
+A longer copy of a commit stream or log ingested before adds only its new lines, and so does a
+compressed one of the content of plain copies ingested before (a rotated log; jobs.io.growth).
 
 With ``--from``/``--to``, files whose path gives a time outside the interval (snapshots,
 admin-tool outputs, client offsets) wait for the run that covers them; files without a
@@ -24,7 +25,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from jobs.io.checked_commits import CheckedCommitWriter
-from jobs.io.growth import FROM_START, ResumePoint, resume_point
+from jobs.io.growth import FROM_START, ResumePoint, is_compressed, resume_point
 from jobs.io.lake import Lake
 from jobs.io.landing import LandedFile, content_hashes, discover
 from jobs.io.worker_files import FileCount
@@ -32,6 +33,7 @@ from jobs.runtime.concurrent import side_by_side
 from jobs.sources import BY_KIND, parse_sources, patterns
 from jobs.sources.collector import SourceOutput
 from jobs.stages.context import IngestResult, RunContext
+from pipelines.ingest.config_files import GZIP_SUFFIX
 from schemas.config import Settings
 from schemas.tables import INGEST_RUNS, OFFSET_COMMITS, REJECTED_INPUTS, TableSpec
 
@@ -52,6 +54,35 @@ def run(context: RunContext) -> None:
     )
 
 
+@dataclass(frozen=True)
+class Copies:
+    """The (size, content hash) of the ingested copies of growing files: by path, and the plain
+    (uncompressed) ones by (source kind, cluster, broker), which a compressed file may continue."""
+
+    by_path: dict[str, set[tuple[int, str]]]
+    plain_by_group: dict[tuple[str, str | None, str | None], set[tuple[int, str]]]
+
+    def with_plain(self, candidates: list[Candidate]) -> Copies:
+        """These copies and the plain files among ``candidates``: a compressed file of a batch may
+        continue a plain one landed with it (a live log and its rotated copy collected at once)."""
+        groups = {group: set(sizes) for group, sizes in self.plain_by_group.items()}
+        for c in candidates:
+            if not is_compressed(c.file.path):
+                group = (c.file.source_kind, c.file.cluster, c.file.broker)
+                groups.setdefault(group, set()).add((c.file.size, c.file_hash))
+        return Copies(self.by_path, groups)
+
+    def before(self, file: LandedFile) -> set[tuple[int, str]]:
+        """The copies ``file`` may continue: its path's, and for a compressed file its group's plain
+        ones (a rotated log holds the lines its live file's copies landed; jobs.io.growth)."""
+        if is_compressed(file.path):
+            return self.plain_by_group.get((file.source_kind, file.cluster, file.broker), set())
+        return self.by_path.get(str(file.path), set())
+
+
+NO_COPIES = Copies({}, {})
+
+
 def _in_interval(file: LandedFile, start: datetime | None, end: datetime | None) -> bool:
     if not BY_KIND[file.source_kind].time_in_path:
         return True
@@ -63,32 +94,40 @@ def _known_files(lake: Lake):
     the (size, hash) of each path's ingested copies."""
     rows = (
         lake.read(INGEST_RUNS)
-        .select("source_file", "file_size", "file_mtime_ns", "_file_hash", "identity", "batch_id", "status")
+        .select(
+            "source_file", "source_kind", "cluster", "broker", "file_size", "file_mtime_ns", "_file_hash",
+            "identity", "batch_id", "status",
+        )
         .collect()
-    )
+    )  # fmt: skip
     cache = {(r.source_file, r.file_size, r.file_mtime_ns): r._file_hash for r in rows}
     done = {r.identity for r in rows if r.status != "pending"}
     pending: dict[str, set[str]] = {}
-    copies: dict[str, set[tuple[int, str]]] = {}
+    copies = Copies({}, {})
     for r in rows:
         if r.status == "pending":
             pending.setdefault(r.batch_id, set()).add(r.identity)
         elif r.status == "ingested":
-            copies.setdefault(r.source_file, set()).add((r.file_size, r._file_hash))
+            copies.by_path.setdefault(r.source_file, set()).add((r.file_size, r._file_hash))
+            if not r.source_file.endswith(GZIP_SUFFIX):
+                group = (r.source_kind, r.cluster, r.broker)
+                copies.plain_by_group.setdefault(group, set()).add((r.file_size, r._file_hash))
     return cache, done, pending, copies
 
 
-def _resumes(candidates: list[Candidate], copies: dict[str, set[tuple[int, str]]]) -> dict[str, ResumePoint]:
-    """Where each candidate that grew since an ingested copy of its path has its new lines."""
+def _resumes(candidates: list[Candidate], copies: Copies) -> dict[str, ResumePoint]:
+    """Where each candidate that continues an ingested copy has its new lines."""
     points = {}
+    copies = copies.with_plain([c for c in candidates if BY_KIND[c.file.source_kind].grows])
     for c in candidates:
         path = str(c.file.path)
-        if BY_KIND[c.file.source_kind].grows and path in copies:
-            point = resume_point(c.file.path, copies[path])
+        if BY_KIND[c.file.source_kind].grows and (earlier := copies.before(c.file)):
+            point = resume_point(c.file.path, earlier)
             if point is not None:
                 log.info(
-                    "%s grew since it was ingested: reading its lines from line %d on", path, point.first_line
-                )
+                    "%s continues a copy ingested before (content %s): reading its lines from line %d on",
+                    path, point.grew_from_hash[:12], point.first_line,
+                )  # fmt: skip
                 points[path] = point
     return points
 
@@ -159,12 +198,12 @@ def _ingest_batch(
     run_id: str,
     candidates: list[Candidate],
     repeats=(),
-    copies: dict[str, set[tuple[int, str]]] | None = None,
+    copies: Copies = NO_COPIES,
 ) -> None:
     if not candidates:
         return
     now = datetime.now(UTC)
-    resumes = _resumes(candidates, copies or {})
+    resumes = _resumes(candidates, copies)
     pending = [
         _ops_row(
             c, run_id, batch_id, "pending", None, None, now, resume=resumes.get(str(c.file.path), FROM_START)

@@ -83,23 +83,20 @@ def _evidence_files(lake: Lake, start: datetime, end: datetime) -> DataFrame:
 
 
 def _reread_lines(lake: Lake) -> DataFrame | None:
-    """The lines a longer copy of a growing file read again (REREAD_KEY of the earlier copy's
+    """The lines a copy continuing an ingested one read again (REREAD_KEY of the earlier copy's
     row; see pipelines.replay.events.without_reread_lines), or None if there are none. A row per
-    grown file at most, so they are collected: most lakes have none, and their replay is then
+    such file at most, so they are collected: most lakes have none, and their replay is then
     not joined with anything."""
     rows = (
         lake.read(INGEST_RUNS)
         .where((F.col("status") == "ingested") & F.col("reread_line").isNotNull())
-        .select(
-            "source_file", F.col("grew_from_hash").alias("_file_hash"), F.col("reread_line").alias("line_no")
-        )
+        .select("cluster", F.col("grew_from_hash").alias("_file_hash"), F.col("reread_line").alias("line_no"))
         .collect()
     )
     if not rows:
         return None
-    return lake.spark.createDataFrame(rows, "source_file string, _file_hash string, line_no long").select(
-        *REREAD_KEY
-    )
+    schema = "cluster string, _file_hash string, line_no long"
+    return lake.spark.createDataFrame(rows, schema).select(*REREAD_KEY)
 
 
 def _logged_at_most(files: DataFrame) -> int:

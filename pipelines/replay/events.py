@@ -30,6 +30,7 @@ from pipelines.replay.kernel import (
 from pipelines.replay.projections import OBSERVATION_PATH, OBSERVATION_SEQ_SEPARATOR
 from schemas.keys import CLIENT_STATE_KIND
 from schemas.tables import QUEUE_KEY
+from schemas.tables.spec import LINE_KEY
 
 # The replay's rows carry the queue key and the landed file as integers (see EventIds):
 # QUEUE_ID numbers the queue, FILE_ID the (source_file, _file_hash) pair in their sort order,
@@ -42,7 +43,7 @@ from schemas.tables import QUEUE_KEY
 # later events have larger numbers, so "the last event" is a max, which Spark aggregates by hash.
 EVENT_SEQ = "event_seq"
 FILE_KEY = ("source_file", "_file_hash")
-REREAD_KEY = (*FILE_KEY, "line_no")  # a line of a landed file's copy (see without_reread_lines)
+REREAD_KEY = LINE_KEY  # a line of a landed copy, whatever its path (see without_reread_lines)
 _PATH_TEXT = "_path_text"
 SNAPSHOT_RANK, COMMIT_RANK = 0, 1
 # A broker or client log line that repeats a commit of the canonical commit log (same
@@ -89,8 +90,9 @@ def without_reread_lines(rows: DataFrame, reread: DataFrame | None) -> DataFrame
     still parse: a client log's ``queueId=3] 14`` of ``1470`` lands as a commit of offset 14. The
     longer copy reads that line again whole (jobs.io.growth), and its row is the evidence; the
     cut one stays in bronze, as the earlier copy said it, and is not replayed. ``reread``
-    (REREAD_KEY: the earlier copy's path and hash and the line's number) holds a row per such
-    file, few enough to send to every executor; None: there are none.
+    (REREAD_KEY: the earlier copy's cluster and content hash and the line's number; a rotated
+    log's copy has another path) holds a row per such file, few enough to send to every
+    executor; None: there are none.
     """
     if reread is None:
         return rows

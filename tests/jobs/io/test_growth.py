@@ -53,7 +53,24 @@ def test_a_rewritten_same_size_or_compressed_file_is_read_in_full(tmp_path):
     assert resume_point(path, []) is None
     packed = tmp_path / "00.jsonl.gz"
     packed.write_bytes(gzip.compress(b'{"a":1}\n') + gzip.compress(b'{"a":2}\n'))
+    # a compressed copy ingested before is not compared by its bytes
     assert resume_point(packed, [copy_of(gzip.compress(b'{"a":1}\n'))]) is None
+
+
+def test_a_compressed_file_continues_the_plain_copy_its_content_begins_with(tmp_path):
+    """A rotated log (``otherdays/broker.1.log.gz``) holds what its live file's copies landed."""
+    content = b"one\ntwo\nthree\n"
+    rotated = tmp_path / "broker.1.log.gz"
+    rotated.write_bytes(gzip.compress(content))
+    assert resume_point(rotated, [copy_of(b"one\ntwo\n"), copy_of(b"other\n")]) == after(b"one\ntwo\n", 8, 3)
+    assert resume_point(rotated, [copy_of(content)]) == after(content, 14, 4)  # nothing new
+    assert resume_point(rotated, [copy_of(b"one\ntw")]) == after(b"one\ntw", 4, 2, reread_line=2)
+    assert resume_point(rotated, [copy_of(content + b"four\n")]) is None  # the content ends before it
+    # a stream damaged after the copy's bytes still holds the copy
+    damaged = tmp_path / "damaged.log.gz"
+    packed = gzip.compress(content * 2000)
+    damaged.write_bytes(packed[: len(packed) // 2])
+    assert resume_point(damaged, [copy_of(content)]) == after(content, 14, 4)
 
 
 def test_the_reader_numbers_a_grown_files_new_lines_on(spark, tmp_path: Path):

@@ -5,6 +5,7 @@ replaces what the earlier version said."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 import shutil
@@ -81,14 +82,14 @@ def test_a_grown_commit_file_adds_only_its_new_lines(spark, tmp_path, line_end, 
     )
 
 
-def _assert_replays_agree_but_for_hashes(reference, lake) -> None:
+def _assert_replays_agree_but_for_hashes(reference, lake, also_ignored=frozenset()) -> None:
     """Every silver and gold table of ``lake`` holds ``reference``'s rows, but for the content hash
     that names a row's copy of its file (the first copy's rows keep the first copy's hash, also in
     their observation_seq)."""
     for path in sorted({*delta_tables(reference), *delta_tables(lake)}):
         if path.split("/")[0] in ("silver", "gold"):
             latest = "as_of" if path == "silver/replay_checkpoints" else None
-            ignored = RUN_COLUMNS | {"_file_hash", "observation_seq"}
+            ignored = RUN_COLUMNS | {"_file_hash", "observation_seq"} | also_ignored
             result = compare_table(reference, lake, path, ignored, latest_of=latest)
             assert result.agrees, result.line()
 
@@ -206,3 +207,50 @@ def test_a_log_line_cut_where_it_still_parses_is_replayed_once(spark, tmp_path):
     assert sorted(reread) == sorted(str(p) for p in logs)
     firsts = {r["source_file"]: r["_file_hash"] for r in runs if r["run_id"] == "r1"}
     assert all(r["grew_from_hash"] == firsts[path] for path, r in reread.items())
+
+
+@pytest.mark.slow
+def test_a_compressed_copy_of_a_live_file_adds_only_the_lines_its_copies_did_not_land(spark, tmp_path):
+    """Each commit stream and log lands first as a live file's copy (a commit stream cut at a line's
+    end, a log inside its last number); then its whole content lands again compressed under another
+    path (logback's ``otherdays/broker.1.log.gz``, an archived stream) beside the live copy. The
+    compressed copy adds only the lines the live copy did not land, the cut line among them, and the
+    lake's replay equals one that landed the whole files once."""
+    spec = SMALL.model_copy(update={"client_logs_for": 1, "rate_scale": 0.3})
+    whole, landing = tmp_path / "whole", tmp_path / "landing"
+    simulate(spec, whole)
+    shutil.copytree(whole, landing)
+    commit_files = sorted((landing / "commits").rglob("*.jsonl"))
+    logs = {
+        path: marker
+        for kind, marker in (("client_logs", b"updateConsumeOffsetToBroker"), ("broker_logs", b"[NOTIFYME]"))
+        for path in sorted((landing / kind).rglob("*.log"))
+        if marker in path.read_bytes()
+    }
+    assert commit_files and logs
+    for path in commit_files:
+        data = path.read_bytes()
+        path.write_bytes(data[: data.index(b"\n", len(data) // 2) + 1])
+    for path, marker in logs.items():
+        path.write_bytes(_cut_in_last_number(path.read_bytes(), marker))
+
+    settings, lake, reference = Settings(), tmp_path / "lake", tmp_path / "reference"
+    first = run_stages(settings, lake, landing, START, END, "r1")
+    for path in [*commit_files, *logs]:
+        rotated = path.parent / "otherdays" / f"{path.name}.gz"
+        rotated.parent.mkdir()
+        rotated.write_bytes(gzip.compress((whole / path.relative_to(landing)).read_bytes()))
+    second = run_stages(settings, lake, landing, START, END, "r2")
+    once = run_stages(settings, reference, whole, START, END, "r1")
+    assert not (first.quality_failed or second.quality_failed or once.quality_failed)
+
+    runs = DeltaTable(str(lake / "ops/ingest_runs")).to_pyarrow_table().to_pylist()
+    rotated = [r for r in runs if r["run_id"] == "r2" and r["source_file"].endswith(".gz")]
+    assert len(rotated) == len(commit_files) + len(logs)
+    assert all(r["grew_from_hash"] is not None for r in rotated)
+    assert sum(r["reread_line"] is not None for r in rotated) == len(logs)
+    # the reference landed the whole files from another directory: its paths differ
+    _assert_replays_agree_but_for_hashes(reference, lake, also_ignored={"source_file", "cause_source_file"})
+    commits = DeltaTable(str(lake / "bronze/offset_commits")).to_pyarrow_table()
+    once_commits = DeltaTable(str(reference / "bronze/offset_commits")).to_pyarrow_table()
+    assert commits.num_rows == once_commits.num_rows + len(logs)  # each log's cut line, kept in bronze

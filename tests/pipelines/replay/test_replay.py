@@ -222,14 +222,14 @@ def test_a_cut_line_a_longer_copy_read_again_is_not_replayed(spark):
     ]
     c, s = frames(spark, first + longer, [])
     reread = spark.createDataFrame(
-        [("client.log", "h-client.log", 2)], "source_file string, _file_hash string, line_no long"
+        [("c1", "h-client.log", 2)], "cluster string, _file_hash string, line_no long"
     )
     assert without_reread_lines(c, None) is c
     kept = without_reread_lines(c, reread)
     assert rows(kept, *REREAD_KEY, "offset") == [
-        ("client.log", "h-client.log", 1, 1000),
-        ("client.log", "h-client.log-2", 2, 1470),
-        ("client.log", "h-client.log-2", 3, 1500),
+        ("c1", "h-client.log", 1, 1000),
+        ("c1", "h-client.log-2", 2, 1470),
+        ("c1", "h-client.log-2", 3, 1500),
     ]
     result = replay(kept, s, empty_seed(spark))
     assert rows(result.commits, "offset", "is_regression") == [(1000, False), (1470, False), (1500, False)]
