@@ -91,7 +91,7 @@ def _in_interval(file: LandedFile, start: datetime | None, end: datetime | None)
 
 def _known_files(lake: Lake):
     """Ingest history: hash cache by (path, size, mtime), final identities, pending batches, and
-    the (size, hash) of each path's ingested copies."""
+    the ingested copies of growing files (Copies)."""
     rows = (
         lake.read(INGEST_RUNS)
         .select(
@@ -125,7 +125,7 @@ def _resumes(candidates: list[Candidate], copies: Copies) -> dict[str, ResumePoi
             point = resume_point(c.file.path, earlier)
             if point is not None:
                 log.info(
-                    "%s continues a copy ingested before (content %s): reading its lines from line %d on",
+                    "%s continues a copy landed before it (content %s): reading its lines from line %d on",
                     path, point.grew_from_hash[:12], point.first_line,
                 )  # fmt: skip
                 points[path] = point
