@@ -46,8 +46,9 @@ class ResumePoint:
 FROM_START = ResumePoint(0, 1)  # a file read whole
 
 
-def is_compressed(path: Path) -> bool:
-    with path.open("rb") as probe:
+def is_compressed(path: str | Path) -> bool:
+    """Whether the file is a gzip stream (by its first bytes, whatever its name)."""
+    with open(path, "rb") as probe:
         return probe.read(len(GZIP_MAGIC)) == GZIP_MAGIC
 
 
@@ -81,12 +82,9 @@ def resume_point(path: Path, earlier: Iterable[tuple[int, str]]) -> ResumePoint 
     copies = sorted({(n, h) for n, h in earlier if n > 0 and (compressed or n < size)})
     if not copies:
         return None
-    digest, lines, line_start, offset = (
-        hashlib.sha256(),
-        0,
-        0,
-        0,
-    )  # line_start: the byte after the last newline
+    digest = hashlib.sha256()
+    lines = offset = 0
+    line_start = 0  # the byte after the last newline
     found = None
     try:
         with gzip.open(path, "rb") if compressed else path.open("rb") as handle:

@@ -32,7 +32,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, LongType, StringType, StructField, StructType, TimestampType
 
-from jobs.io.growth import FROM_START, GZIP_MAGIC
+from jobs.io.growth import FROM_START, is_compressed
 from pipelines.ingest.quarantine import FILE_NUMBER
 
 CHUNK_BYTES = 32 << 20
@@ -124,9 +124,7 @@ class LineColumns:
 
 
 def _open(path: str):
-    with open(path, "rb") as probe:
-        magic = probe.read(2)
-    return gzip.open(path, "rb") if magic == GZIP_MAGIC else open(path, "rb")
+    return gzip.open(path, "rb") if is_compressed(path) else open(path, "rb")
 
 
 def _blocks(handle) -> Iterator[bytes]:

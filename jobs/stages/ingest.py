@@ -109,7 +109,7 @@ def _known_files(lake: Lake):
             pending.setdefault(r.batch_id, set()).add(r.identity)
         elif r.status == "ingested":
             copies.by_path.setdefault(r.source_file, set()).add((r.file_size, r._file_hash))
-            if not r.source_file.endswith(GZIP_SUFFIX):
+            if not r.source_file.endswith(GZIP_SUFFIX):  # by its name: the file may be gone
                 group = (r.source_kind, r.cluster, r.broker)
                 copies.plain_by_group.setdefault(group, set()).add((r.file_size, r._file_hash))
     return cache, done, pending, copies
