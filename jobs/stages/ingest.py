@@ -62,20 +62,21 @@ class Copies:
     by_path: dict[str, set[tuple[int, str]]]
     plain_by_group: dict[tuple[str, str | None, str | None], set[tuple[int, str]]]
 
-    def with_plain(self, candidates: list[Candidate]) -> Copies:
-        """These copies and the plain files among ``candidates``: a compressed file of a batch may
-        continue a plain one landed with it (a live log and its rotated copy collected at once)."""
+    def with_plain(self, candidates: list[Candidate], compressed: set[str]) -> Copies:
+        """These copies and the plain files among ``candidates`` (``compressed``: the paths of the
+        others): a compressed file of a batch may continue a plain one landed with it (a live log
+        and its rotated copy collected at once)."""
         groups = {group: set(sizes) for group, sizes in self.plain_by_group.items()}
         for c in candidates:
-            if not is_compressed(c.file.path):
+            if str(c.file.path) not in compressed:
                 group = (c.file.source_kind, c.file.cluster, c.file.broker)
                 groups.setdefault(group, set()).add((c.file.size, c.file_hash))
         return Copies(self.by_path, groups)
 
-    def before(self, file: LandedFile) -> set[tuple[int, str]]:
+    def before(self, file: LandedFile, compressed: bool) -> set[tuple[int, str]]:
         """The copies ``file`` may continue: its path's, and for a compressed file its group's plain
         ones (a rotated log holds the lines its live file's copies landed; jobs.io.growth)."""
-        if is_compressed(file.path):
+        if compressed:
             return self.plain_by_group.get((file.source_kind, file.cluster, file.broker), set())
         return self.by_path.get(str(file.path), set())
 
@@ -118,10 +119,12 @@ def _known_files(lake: Lake):
 def _resumes(candidates: list[Candidate], copies: Copies) -> dict[str, ResumePoint]:
     """Where each candidate that continues an ingested copy has its new lines."""
     points = {}
-    copies = copies.with_plain([c for c in candidates if BY_KIND[c.file.source_kind].grows])
-    for c in candidates:
+    growing = [c for c in candidates if BY_KIND[c.file.source_kind].grows]
+    compressed = {str(c.file.path) for c in growing if is_compressed(c.file.path)}
+    copies = copies.with_plain(growing, compressed)
+    for c in growing:
         path = str(c.file.path)
-        if BY_KIND[c.file.source_kind].grows and (earlier := copies.before(c.file)):
+        if earlier := copies.before(c.file, path in compressed):
             point = resume_point(c.file.path, earlier)
             if point is not None:
                 log.info(
