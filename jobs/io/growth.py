@@ -8,9 +8,11 @@ numbered on from the earlier copy's. A last line the earlier copy cut short is r
 from its start, and replaces the earlier copy's row of it. A copy that is not a prefix (the file
 was rewritten) is read in full, as another version of the path.
 
-A compressed file is compared by its decompressed content, with the plain copies ingested of any
-path of its kind, cluster and broker: a rotated log (``otherdays/broker.1.log.gz``) or an
-archived commit stream holds the lines its live file's copies landed, and adds only the others.
+A compressed file is compared by its decompressed content, with the copies ingested of any path
+of its kind, cluster and broker (their content: a compressed copy's is recorded with it,
+``content_digest``): a rotated log (``otherdays/broker.1.log.gz``) or an archived commit stream
+holds the lines its live file's copies landed, and adds only the others; an archive landed again
+longer, or compressed again otherwise, adds only what the earlier archive did not hold.
 """
 
 from __future__ import annotations
@@ -50,6 +52,21 @@ def is_compressed(path: str | Path) -> bool:
     """Whether the file is a gzip stream (by its first bytes, whatever its name)."""
     with open(path, "rb") as probe:
         return probe.read(len(GZIP_MAGIC)) == GZIP_MAGIC
+
+
+def content_digest(path: Path) -> tuple[int, str] | None:
+    """A compressed file's decompressed content: (size, SHA-256), what a later copy that continues
+    it is compared with; None: the stream is damaged (its lines before the damage are read, but
+    it is no copy a later file continues)."""
+    digest, size = hashlib.sha256(), 0
+    try:
+        with gzip.open(path, "rb") as handle:
+            while block := handle.read(BLOCK_BYTES):
+                digest.update(block)
+                size += len(block)
+    except (OSError, EOFError, zlib.error):
+        return None
+    return size, digest.hexdigest()
 
 
 class _Content:
@@ -109,7 +126,7 @@ def resume_point(path: Path, earlier: Iterable[tuple[int, str]]) -> ResumePoint 
 def _after(old_size: int, old_hash: str, lines: int, line_start: int, following: bytes) -> ResumePoint:
     """Where reading resumes after a copy of ``old_size`` bytes holding ``lines`` newlines, its last
     line beginning at ``line_start``, the content going on with ``following``."""
-    if line_start == old_size:
+    if line_start == old_size or not following:  # nothing follows: the same content, nothing new
         return ResumePoint(old_size, lines + 1, old_hash)
     # the earlier copy's last line was whole, only its line end (LF or CRLF) missing
     for line_end in (b"\n", b"\r\n"):

@@ -6,7 +6,8 @@ each bronze append carries a Delta transaction id of the batch, so repeating it 
 no-op; the files' final status and record counts are recorded last. A run that finds a
 pending batch (a crash) completes it first: whatever it had written is not written twice.
 A longer copy of a commit stream or log ingested before adds only its new lines, and so does a
-compressed one of the content of plain copies ingested before (a rotated log; jobs.io.growth).
+compressed one of the content of copies ingested before (a rotated log, an archive landed again
+longer or compressed otherwise; jobs.io.growth).
 
 With ``--from``/``--to``, files whose path gives a time outside the interval (snapshots,
 admin-tool outputs, client offsets) wait for the run that covers them; files without a
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import partial
 
@@ -25,7 +26,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from jobs.io.checked_commits import CheckedCommitWriter
-from jobs.io.growth import FROM_START, ResumePoint, is_compressed, resume_point
+from jobs.io.growth import FROM_START, ResumePoint, content_digest, is_compressed, resume_point
 from jobs.io.lake import Lake
 from jobs.io.landing import LandedFile, content_hashes, discover
 from jobs.io.worker_files import FileCount
@@ -33,7 +34,6 @@ from jobs.runtime.concurrent import side_by_side
 from jobs.sources import BY_KIND, parse_sources, patterns
 from jobs.sources.collector import SourceOutput
 from jobs.stages.context import IngestResult, RunContext
-from pipelines.ingest.config_files import GZIP_SUFFIX
 from schemas.config import Settings
 from schemas.tables import INGEST_RUNS, OFFSET_COMMITS, REJECTED_INPUTS, TableSpec
 
@@ -54,34 +54,48 @@ def run(context: RunContext) -> None:
     )
 
 
+Content = tuple[int, str]  # a file's content: its size and SHA-256 (decompressed, for a gzip stream)
+Group = tuple[str, str | None, str | None]  # (source kind, cluster, broker)
+
+
+def _group(file: LandedFile) -> Group:
+    return file.source_kind, file.cluster, file.broker
+
+
 @dataclass(frozen=True)
 class Copies:
-    """The (size, content hash) of the ingested copies of growing files: by path, and the plain
-    (uncompressed) ones by (source kind, cluster, broker), which a compressed file may continue."""
+    """The content of the ingested copies of growing files: by path, and by (source kind, cluster,
+    broker), which a compressed file may continue; ``row_hashes``: by content hash, the
+    ``_file_hash`` its rows landed with (a compressed copy's is its file's, not its content's)."""
 
-    by_path: dict[str, set[tuple[int, str]]]
-    plain_by_group: dict[tuple[str, str | None, str | None], set[tuple[int, str]]]
+    by_path: dict[str, set[Content]]
+    by_group: dict[Group, set[Content]]
+    row_hashes: dict[str, str]
 
-    def with_plain(self, candidates: list[Candidate], compressed: set[str]) -> Copies:
-        """These copies and the plain files among ``candidates`` (``compressed``: the paths of the
-        others): a compressed file of a batch may continue a plain one landed with it (a live log
-        and its rotated copy collected at once)."""
-        groups = {group: set(sizes) for group, sizes in self.plain_by_group.items()}
-        for c in candidates:
-            if str(c.file.path) not in compressed:
-                group = (c.file.source_kind, c.file.cluster, c.file.broker)
-                groups.setdefault(group, set()).add((c.file.size, c.file_hash))
-        return Copies(self.by_path, groups)
+    def add(self, path: str | None, group: Group, content: Content, file_hash: str) -> None:
+        """Count a copy's content among the copies (``path`` None: its group's only). The first
+        copy of a content keeps its row hash: a later one of the same content landed nothing."""
+        if path is not None:
+            self.by_path.setdefault(path, set()).add(content)
+        self.by_group.setdefault(group, set()).add(content)
+        self.row_hashes.setdefault(content[1], file_hash)
 
-    def before(self, file: LandedFile, compressed: bool) -> set[tuple[int, str]]:
-        """The copies ``file`` may continue: its path's, and for a compressed file its group's plain
-        ones (a rotated log holds the lines its live file's copies landed; jobs.io.growth)."""
+    def copy(self) -> Copies:
+        return Copies(
+            {path: set(c) for path, c in self.by_path.items()},
+            {group: set(c) for group, c in self.by_group.items()},
+            dict(self.row_hashes),
+        )
+
+    def before(self, file: LandedFile, compressed: bool) -> set[Content]:
+        """The copies ``file`` may continue: its path's, and for a compressed file its group's (a
+        rotated log holds the lines its live file's copies landed; jobs.io.growth)."""
         if compressed:
-            return self.plain_by_group.get((file.source_kind, file.cluster, file.broker), set())
+            return self.by_group.get(_group(file), set())
         return self.by_path.get(str(file.path), set())
 
 
-NO_COPIES = Copies({}, {})
+NO_COPIES = Copies({}, {}, {})
 
 
 def _in_interval(file: LandedFile, start: datetime | None, end: datetime | None) -> bool:
@@ -97,42 +111,66 @@ def _known_files(lake: Lake):
         lake.read(INGEST_RUNS)
         .select(
             "source_file", "source_kind", "cluster", "broker", "file_size", "file_mtime_ns", "_file_hash",
-            "identity", "batch_id", "status",
+            "identity", "batch_id", "status", "content_size", "content_hash", "ingested_at",
         )
         .collect()
     )  # fmt: skip
     cache = {(r.source_file, r.file_size, r.file_mtime_ns): r._file_hash for r in rows}
     done = {r.identity for r in rows if r.status != "pending"}
     pending: dict[str, set[str]] = {}
-    copies = Copies({}, {})
-    for r in rows:
+    copies = NO_COPIES.copy()
+    for r in sorted(rows, key=lambda r: r.ingested_at):  # the first copy of a content holds its rows
         if r.status == "pending":
             pending.setdefault(r.batch_id, set()).add(r.identity)
         elif r.status == "ingested":
-            copies.by_path.setdefault(r.source_file, set()).add((r.file_size, r._file_hash))
-            if not r.source_file.endswith(GZIP_SUFFIX):  # by its name: the file may be gone
-                group = (r.source_kind, r.cluster, r.broker)
-                copies.plain_by_group.setdefault(group, set()).add((r.file_size, r._file_hash))
+            # a compressed copy's content is recorded with it; a plain one's is its file
+            content = (r.content_size, r.content_hash) if r.content_hash else (r.file_size, r._file_hash)
+            copies.add(r.source_file, (r.source_kind, r.cluster, r.broker), content, r._file_hash)
     return cache, done, pending, copies
 
 
-def _resumes(candidates: list[Candidate], copies: Copies) -> dict[str, ResumePoint]:
-    """Where each candidate that continues an ingested copy has its new lines."""
-    points = {}
+@dataclass(frozen=True)
+class Growth:
+    """Of a batch's growing files, by path: where those that continue an ingested copy have their
+    new lines (``points``), and the content of the compressed ones (``contents``; None: damaged)."""
+
+    points: dict[str, ResumePoint]
+    contents: dict[str, Content | None]
+
+
+def _growth(candidates: list[Candidate], copies: Copies) -> Growth:
+    """The batch's Growth. A compressed file may also continue a plain file of its batch (a live log
+    and its rotated copy collected at once) or a compressed one of no more content (an archive and
+    a longer one), so the compressed files are compared after the plain ones, shortest first."""
     growing = [c for c in candidates if BY_KIND[c.file.source_kind].grows]
-    compressed = {str(c.file.path) for c in growing if is_compressed(c.file.path)}
-    copies = copies.with_plain(growing, compressed)
+    contents = {str(c.file.path): content_digest(c.file.path) for c in growing if is_compressed(c.file.path)}
+    copies = copies.copy()
     for c in growing:
+        if str(c.file.path) not in contents:
+            copies.add(None, _group(c.file), (c.file.size, c.file_hash), c.file_hash)
+
+    def order(c: Candidate) -> tuple:
         path = str(c.file.path)
-        if earlier := copies.before(c.file, path in compressed):
-            point = resume_point(c.file.path, earlier)
-            if point is not None:
-                log.info(
-                    "%s continues a copy landed before it (content %s): reading its lines from line %d on",
-                    path, point.grew_from_hash[:12], point.first_line,
-                )  # fmt: skip
-                points[path] = point
-    return points
+        return path in contents, (contents.get(path) or (0, ""))[0], path
+
+    points = {}
+    for c in sorted(growing, key=order):
+        path = str(c.file.path)
+        if (earlier := copies.before(c.file, path in contents)) and (
+            point := resume_point(c.file.path, earlier)
+        ):
+            # the copy's rows carry its file's hash, which is not its content's if it was compressed
+            point = replace(
+                point, grew_from_hash=copies.row_hashes.get(point.grew_from_hash, point.grew_from_hash)
+            )
+            log.info(
+                "%s continues a copy landed before it (%s): reading its lines from line %d on",
+                path, point.grew_from_hash[:12], point.first_line,
+            )  # fmt: skip
+            points[path] = point
+        if contents.get(path):
+            copies.add(None, _group(c.file), contents[path], c.file_hash)
+    return Growth(points, contents)
 
 
 def _candidates(files: list[LandedFile], cache) -> list[Candidate]:
@@ -182,15 +220,17 @@ def _ops_row(
     at: datetime,
     identity: str | None = None,
     resume: ResumePoint = FROM_START,
+    content: Content | None = None,
 ) -> tuple:
     """One ops/ingest_runs row of a landed file (``count``: its record accounting, None: nothing
-    yet; ``resume``: where its reading began)."""
+    yet; ``resume``: where its reading began; ``content``: a compressed file's)."""
     landed, quarantined = (count.records_landed, count.records_quarantined) if count else (0, 0)
     return (
         run_id, batch_id, str(c.file.path), c.file.source_kind, c.file.cluster, c.file.broker, c.file.event_at,
         identity or c.identity, c.file_hash, c.file.size, c.file.mtime_ns, status, reason,
         landed + quarantined, landed, quarantined, count.event_min_at if count else None,
         count.event_max_at if count else None, at, resume.grew_from_hash, resume.reread_line,
+        *(content or (None, None)),
     )  # fmt: skip
 
 
@@ -206,12 +246,9 @@ def _ingest_batch(
     if not candidates:
         return
     now = datetime.now(UTC)
-    resumes = _resumes(candidates, copies)
+    growth = _growth(candidates, copies)
     pending = [
-        _ops_row(
-            c, run_id, batch_id, "pending", None, None, now, resume=resumes.get(str(c.file.path), FROM_START)
-        )
-        for c in candidates
+        _ops_row(c, run_id, batch_id, "pending", None, None, now, **_read_as(growth, c)) for c in candidates
     ]
     lake.merge_rows(INGEST_RUNS, pending)
     # on the embedded lake the commit reader writes the rows of the lines it has checked itself
@@ -223,7 +260,7 @@ def _ingest_batch(
         [c.file for c in candidates],
         {str(c.file.path): c.file_hash for c in candidates},
         writer,
-        resumes,
+        growth.points,
     )
     counts = output.counts()  # runs every read: the reader's files are written before the appends
     run_tag = F.lit(run_id)
@@ -249,7 +286,7 @@ def _ingest_batch(
     ]
     # each table's write is its own, so they run side by side; the files are marked ingested after them all
     side_by_side(*appends, *merges, partial(_append, lake, REJECTED_INPUTS, rejected, batch_id))
-    lake.merge_rows(INGEST_RUNS, _final_rows(output, counts, run_id, batch_id, candidates, repeats, resumes))
+    lake.merge_rows(INGEST_RUNS, _final_rows(output, counts, run_id, batch_id, candidates, repeats, growth))
     output.release()
 
 
@@ -261,11 +298,17 @@ def _append(
     lake.append(spec, df, once_as=f"offsetlake-ingest:{batch_id}:{spec.path}", worker_files=worker_files)
 
 
+def _read_as(growth: Growth, c: Candidate) -> dict:
+    """_ops_row's ``resume`` and ``content`` of a candidate."""
+    path = str(c.file.path)
+    return {"resume": growth.points.get(path, FROM_START), "content": growth.contents.get(path)}
+
+
 def _final_rows(
-    output: SourceOutput, counts: dict, run_id, batch_id, candidates, repeats, resumes: dict[str, ResumePoint]
+    output: SourceOutput, counts: dict, run_id, batch_id, candidates, repeats, growth: Growth
 ) -> list[tuple]:
     """ops rows with each file's status and record counts (``counts``: the accounting's rows by
-    file; ``resumes``: where the files that grew began, by path)."""
+    file; ``growth``: where the files that grew began, and the compressed ones' content)."""
     skipped = {r.source_file: r for r in output.skipped.collect()}
     now = datetime.now(UTC)
     rows = []
@@ -283,7 +326,7 @@ def _final_rows(
                 reason,
                 counts.get(path),
                 now,
-                resume=resumes.get(path, FROM_START),
+                **_read_as(growth, c),
             )
         )
     for c in repeats:

@@ -55,12 +55,17 @@ INGEST_RUNS = TableSpec(
         ("event_min_at", TIMESTAMP, True),
         ("event_max_at", TIMESTAMP, True),
         ("ingested_at", TIMESTAMP, False),
-        # a file that grew since an ingested copy of its path: that copy's content hash (only the
-        # lines after it were read); null: read whole
+        # a file that continues an ingested copy (a longer copy of its path; a compressed file of
+        # the content of copies before it): that copy's _file_hash (only the lines after it were
+        # read); null: read whole
         ("grew_from_hash", STRING, True),
         # the line that copy cut short, read again whole here: the replay takes this copy's row
         # of it, not the cut one (jobs.io.growth)
         ("reread_line", LONG, True),
+        # a compressed file's decompressed content, which a later copy may continue: its size and
+        # SHA-256; null: a plain file (its content is the file: file_size, _file_hash)
+        ("content_size", LONG, True),
+        ("content_hash", STRING, True),
     ),
 )
 

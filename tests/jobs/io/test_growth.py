@@ -6,7 +6,7 @@ import gzip
 import hashlib
 from pathlib import Path
 
-from jobs.io.growth import ResumePoint, resume_point
+from jobs.io.growth import ResumePoint, content_digest, resume_point
 
 
 def copy_of(data: bytes) -> tuple[int, str]:
@@ -71,6 +71,24 @@ def test_a_compressed_file_continues_the_plain_copy_its_content_begins_with(tmp_
     packed = gzip.compress(content * 2000)
     damaged.write_bytes(packed[: len(packed) // 2])
     assert resume_point(damaged, [copy_of(content)]) == after(content, 14, 4)
+
+
+def test_a_compressed_file_of_the_content_of_an_earlier_one_holds_nothing_new(tmp_path):
+    """An archive compressed again otherwise: its content is the copy's, even a copy cut inside a line."""
+    for content in (b"one\ntwo\n", b"one\ntw"):
+        again = tmp_path / "again.log.gz"
+        again.write_bytes(gzip.compress(content, compresslevel=1))
+        assert content_digest(again) == copy_of(content)
+        assert resume_point(again, [copy_of(content)]) == after(
+            content, len(content), 3 if content.endswith(b"\n") else 2
+        )
+
+
+def test_a_damaged_stream_has_no_content_a_later_copy_continues(tmp_path):
+    damaged = tmp_path / "damaged.log.gz"
+    packed = gzip.compress(b"one\ntwo\n" * 2000)
+    damaged.write_bytes(packed[: len(packed) // 2])
+    assert content_digest(damaged) is None
 
 
 def test_the_reader_numbers_a_grown_files_new_lines_on(spark, tmp_path: Path):

@@ -10,6 +10,7 @@ import json
 import re
 import shutil
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from deltalake import DeltaTable
@@ -209,16 +210,10 @@ def test_a_log_line_cut_where_it_still_parses_is_replayed_once(spark, tmp_path):
     assert all(r["grew_from_hash"] == firsts[path] for path, r in reread.items())
 
 
-@pytest.mark.slow
-def test_a_compressed_copy_of_a_live_file_adds_only_the_lines_its_copies_did_not_land(spark, tmp_path):
-    """Each commit stream and log lands first as a live file's copy (a commit stream cut at a line's
-    end, a log inside its last number); then its whole content lands again compressed under another
-    path (logback's ``otherdays/broker.1.log.gz``, an archived stream) beside the live copy. The
-    compressed copy adds only the lines the live copy did not land, the cut line among them, and the
-    lake's replay equals one that landed the whole files once."""
-    spec = SMALL.model_copy(update={"client_logs_for": 1, "rate_scale": 0.3})
-    whole, landing = tmp_path / "whole", tmp_path / "landing"
-    simulate(spec, whole)
+def _streams_and_logs(whole, landing):
+    """A simulated hour with a client log, in ``whole`` and copied to ``landing``: the landing's commit
+    streams, and its logs that hold commit lines, each with its commit lines' marker."""
+    simulate(SMALL.model_copy(update={"client_logs_for": 1, "rate_scale": 0.3}), whole)
     shutil.copytree(whole, landing)
     commit_files = sorted((landing / "commits").rglob("*.jsonl"))
     logs = {
@@ -228,6 +223,18 @@ def test_a_compressed_copy_of_a_live_file_adds_only_the_lines_its_copies_did_not
         if marker in path.read_bytes()
     }
     assert commit_files and logs
+    return commit_files, logs
+
+
+@pytest.mark.slow
+def test_a_compressed_copy_of_a_live_file_adds_only_the_lines_its_copies_did_not_land(spark, tmp_path):
+    """Each commit stream and log lands first as a live file's copy (a commit stream cut at a line's
+    end, a log inside its last number); then its whole content lands again compressed under another
+    path (logback's ``otherdays/broker.1.log.gz``, an archived stream) beside the live copy. The
+    compressed copy adds only the lines the live copy did not land, the cut line among them, and the
+    lake's replay equals one that landed the whole files once."""
+    whole, landing = tmp_path / "whole", tmp_path / "landing"
+    commit_files, logs = _streams_and_logs(whole, landing)
     for path in commit_files:
         data = path.read_bytes()
         path.write_bytes(data[: data.index(b"\n", len(data) // 2) + 1])
@@ -250,6 +257,53 @@ def test_a_compressed_copy_of_a_live_file_adds_only_the_lines_its_copies_did_not
     assert all(r["grew_from_hash"] is not None for r in rotated)
     assert sum(r["reread_line"] is not None for r in rotated) == len(logs)
     # the reference landed the whole files from another directory: its paths differ
+    _assert_replays_agree_but_for_hashes(reference, lake, also_ignored={"source_file", "cause_source_file"})
+    commits = DeltaTable(str(lake / "bronze/offset_commits")).to_pyarrow_table()
+    once_commits = DeltaTable(str(reference / "bronze/offset_commits")).to_pyarrow_table()
+    assert commits.num_rows == once_commits.num_rows + len(logs)  # each log's cut line, kept in bronze
+
+
+@pytest.mark.slow
+def test_an_archive_landed_again_longer_or_compressed_otherwise_adds_only_its_new_lines(spark, tmp_path):
+    """Each commit stream and log lands first as a compressed archive of part of it (a commit stream
+    cut at a line's end, a log inside its last number); then the same path lands again with the whole
+    content, and beside it another archive of the whole content, compressed otherwise. Each adds only
+    the lines no archive before it held, and the lake's replay equals one that landed the whole
+    files once."""
+    whole, landing = tmp_path / "whole", tmp_path / "landing"
+    commit_files, logs = _streams_and_logs(whole, landing)
+    archives = {path: path.with_name(path.name + ".gz") for path in [*commit_files, *logs]}
+    for path, archive in archives.items():
+        data = path.read_bytes()
+        cut = (
+            _cut_in_last_number(data, logs[path])
+            if path in logs
+            else data[: data.index(b"\n", len(data) // 2) + 1]
+        )
+        archive.write_bytes(gzip.compress(cut))
+        path.unlink()
+
+    settings, lake, reference = Settings(), tmp_path / "lake", tmp_path / "reference"
+    first = run_stages(settings, lake, landing, START, END, "r1")
+    for path, archive in archives.items():
+        content = (whole / path.relative_to(landing)).read_bytes()
+        archive.write_bytes(gzip.compress(content))
+        again = archive.parent / "otherdays" / archive.name
+        again.parent.mkdir(exist_ok=True)
+        again.write_bytes(gzip.compress(content, compresslevel=1))
+    second = run_stages(settings, lake, landing, START, END, "r2")
+    once = run_stages(settings, reference, whole, START, END, "r1")
+    assert not (first.quality_failed or second.quality_failed or once.quality_failed)
+
+    runs = DeltaTable(str(lake / "ops/ingest_runs")).to_pyarrow_table().to_pylist()
+    landed_again = [r for r in runs if r["run_id"] == "r2"]
+    assert len(landed_again) == 2 * len(archives)
+    assert all(r["status"] == "ingested" and r["grew_from_hash"] is not None for r in landed_again)
+    assert all(r["content_size"] == (whole / Path(r["source_file"]).relative_to(landing).with_suffix("")).stat().st_size
+               for r in landed_again if "otherdays" not in r["source_file"])  # fmt: skip
+    # of each pair, one continues the first archive, the other holds nothing more
+    assert sum(r["records_read"] == 0 for r in landed_again) == len(archives)
+    assert sum(r["reread_line"] is not None for r in landed_again) == len(logs)
     _assert_replays_agree_but_for_hashes(reference, lake, also_ignored={"source_file", "cause_source_file"})
     commits = DeltaTable(str(lake / "bronze/offset_commits")).to_pyarrow_table()
     once_commits = DeltaTable(str(reference / "bronze/offset_commits")).to_pyarrow_table()
