@@ -7,6 +7,7 @@ from jobs.io.text_lines import read_lines
 from jobs.sources.collector import ParseContext
 from jobs.sources.source import LOGGED_COMMITS, Source
 from pipelines.ingest.broker_log import parse_broker_log
+from pipelines.ingest.local_times import clocks_change
 from schemas.tables import OFFSET_COMMITS, OFFSET_RESETS
 
 
@@ -14,7 +15,8 @@ def parse(context: ParseContext, files: list[LandedFile]) -> None:
     zone = lambda cluster: SOURCE.timezone(context.settings, cluster)  # noqa: E731
     collector = context.collector
     # two parsers read the lines: read them once
-    parsed = parse_broker_log(collector.keep(read_lines(context.spark, context.text_files(files, zone))))
+    lines = collector.keep(read_lines(context.spark, context.text_files(files, zone)))
+    parsed = parse_broker_log(lines, any(clocks_change(zone(f.cluster)) for f in files))
     collector.add(OFFSET_COMMITS, parsed.commits, SOURCE.kind)
     collector.add(OFFSET_RESETS, parsed.resets, SOURCE.kind)
 

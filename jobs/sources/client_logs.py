@@ -7,16 +7,16 @@ from jobs.io.text_lines import read_lines
 from jobs.sources.collector import ParseContext
 from jobs.sources.source import LOGGED_COMMITS, Source
 from pipelines.ingest.client_log import parse_client_log
+from pipelines.ingest.local_times import clocks_change
 from schemas.tables import OFFSET_COMMITS
 
 
 def parse(context: ParseContext, files: list[LandedFile]) -> None:
     zone = lambda cluster: SOURCE.timezone(context.settings, cluster)  # noqa: E731
-    context.collector.add(
-        OFFSET_COMMITS,
-        parse_client_log(read_lines(context.spark, context.text_files(files, zone))),
-        SOURCE.kind,
-    )
+    lines = read_lines(context.spark, context.text_files(files, zone))
+    if changing := any(clocks_change(zone(f.cluster)) for f in files):
+        lines = context.collector.keep(lines)  # a repeated hour's lines are ordered apart from the others
+    context.collector.add(OFFSET_COMMITS, parse_client_log(lines, changing), SOURCE.kind)
 
 
 SOURCE = Source(

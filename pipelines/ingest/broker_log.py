@@ -36,6 +36,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from pipelines.ingest.commit_events import COMMIT_COLUMNS, integer_in_range
+from pipelines.ingest.local_times import REPEATED_HOUR, SKIPPED_HOUR, with_utc_times
 from pipelines.ingest.quarantine import Parsed, first_failure, in_calendar, split_valid
 from pipelines.keys import group_of_key, key_kind, topic_of_key
 from schemas.records import MAX_QUEUE_ID, OFFSET_LIMIT
@@ -96,10 +97,13 @@ class BrokerLogParsed:
     resets: Parsed
 
 
-def with_log_layout(lines: DataFrame) -> DataFrame:
+def with_log_layout(lines: DataFrame, clocks_change: bool = False) -> DataFrame:
     """Split each line into ``_logged_at`` (UTC), ``_thread`` and ``_message`` (null when the layout does not match).
 
     ``_logged_at`` is the local time read in ``source_timezone``; null when the date is impossible.
+    ``clocks_change``: some line's zone has daylight saving, so the hour it repeats is told by the
+    lines' order, and a time it skips or a repeated one its file cannot place is null, flagged
+    in ``_in_skipped_hour`` / ``_in_repeated_hour_unresolved`` (pipelines.ingest.local_times).
     """
     line = F.col("line")
     matches = line.rlike(LOG_LAYOUT)
@@ -108,19 +112,32 @@ def with_log_layout(lines: DataFrame) -> DataFrame:
         F.concat(F.regexp_extract(line, LOG_LAYOUT, 1), F.lit("."), millis), F.lit("yyyy-MM-dd HH:mm:ss.SSS")
     )
     zone = F.coalesce(F.col("source_timezone"), F.lit(DEFAULT_LOG_TIMEZONE))
-    return lines.withColumns(
+    if clocks_change:
+        timed = with_utc_times(lines, local, zone, ["source_file", "_file_hash"], "line_no")
+    else:
+        no = F.lit(False)
+        timed = lines.withColumns(
+            {
+                "_utc": F.to_utc_timestamp(local, zone),
+                "_in_skipped_hour": no,
+                "_in_repeated_hour_unresolved": no,
+            }
+        )
+    return timed.withColumns(
         {
-            "_logged_at": F.when(matches, in_calendar(F.to_utc_timestamp(local, zone))),
+            "_logged_at": F.when(matches, in_calendar(F.col("_utc"))),
             "_thread": F.when(matches, F.regexp_extract(line, LOG_LAYOUT, 4)),
             "_message": F.when(matches, F.regexp_extract(line, LOG_LAYOUT, 5)),
         }
-    )
+    ).drop("_utc")
 
 
 def layout_checks() -> list[tuple[Column, str]]:
-    """Checks every log record passes first: layout, then a real date."""
+    """Checks every log record passes first: layout, then a time its zone can hold, then a real date."""
     return [
         (F.col("_message").isNotNull(), LAYOUT_REASON),
+        (~F.col("_in_skipped_hour"), SKIPPED_HOUR),
+        (~F.col("_in_repeated_hour_unresolved"), REPEATED_HOUR),
         (F.col("_logged_at").isNotNull(), "invalid log timestamp"),
     ]
 
@@ -216,7 +233,7 @@ def _parse_resets(records: DataFrame) -> Parsed:
     return split_valid(typed, first_failure(*checks), F.col("line"), RESET_COLUMNS)
 
 
-def parse_broker_log(lines: DataFrame) -> BrokerLogParsed:
+def parse_broker_log(lines: DataFrame, clocks_change: bool = False) -> BrokerLogParsed:
     """Parse broker.log lines into NOTIFYME commits and reset/correction rows.
 
     Needs the reader's lines columns (``broker`` names the broker the log belongs to);
@@ -224,9 +241,10 @@ def parse_broker_log(lines: DataFrame) -> BrokerLogParsed:
     requestOffset, ``reported_store_offset`` = storeOffset, ``commit_path`` from the
     thread) and ``resets`` (``RESET_COLUMNS``; ``client_id`` is the clientId, or the
     client's address for the two pull corrections; ``new_offset`` is null where the line
-    does not say where the broker moved the consumer).
+    does not say where the broker moved the consumer). ``clocks_change``: as ``with_log_layout``
+    (every line of a file, evidence or not, tells which pass of a repeated hour it is in).
     """
-    tagged = with_log_layout(lines.withColumn("_kind", _evidence_kind(F.col("line"))))
+    tagged = with_log_layout(lines.withColumn("_kind", _evidence_kind(F.col("line"))), clocks_change)
     commits = tagged.where(F.col("read_error").isNotNull() | (F.col("_kind") == "notifyme"))
     resets = tagged.where(
         F.col("read_error").isNull() & F.col("_kind").isNotNull() & (F.col("_kind") != "notifyme")

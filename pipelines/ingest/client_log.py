@@ -48,16 +48,18 @@ def _is_persist_line(line: Column) -> Column:
     return condition
 
 
-def parse_client_log(lines: DataFrame) -> Parsed:
+def parse_client_log(lines: DataFrame, clocks_change: bool = False) -> Parsed:
     """Parse rocketmq_client.log lines into ``offset_commits`` rows and rejections.
 
     Needs the reader's lines columns; produces ``COMMIT_COLUMNS`` with evidence
     ``client_persist``, ``broker`` from brokerName, ``client_host`` the ClientId as
     logged (``ip@instance``), ``commit_path='update_offset'`` (persist sends
     UPDATE_CONSUMER_OFFSET) and ``committed_at`` the time the line was logged.
+    ``clocks_change``: as ``with_log_layout`` (a client logs its persist lines every 5 s:
+    they tell which pass of a repeated hour a line is in).
     """
     records = lines.where(F.col("read_error").isNotNull() | _is_persist_line(F.col("line")))
-    parsed = with_log_layout(records)
+    parsed = with_log_layout(records, clocks_change)
     typed = parsed.withColumns(
         {
             "committed_at": F.col("_logged_at"),

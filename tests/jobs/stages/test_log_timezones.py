@@ -1,0 +1,58 @@
+"""Logs of a cluster whose zone has daylight saving, through the ingest: the repeated hour's lines
+land at their own instants, told apart by their order, and a time the zone skips is quarantined."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from jobs.io.lake import Lake
+from jobs.stages.runner import run_stages
+from pipelines.ingest.local_times import SKIPPED_HOUR
+from schemas.config import ClusterSettings, Settings
+from schemas.tables import OFFSET_COMMITS, REJECTED_INPUTS
+from tests.frames import rows
+
+NOTIFY = (
+    "{} WARN ConsumerManageThread_1 - [NOTIFYME]update consumer offset less than store. clientHost=10.0.0.7:1, "
+    "key=orders@billing, queueId=0, requestOffset={}, storeOffset=999"
+)
+PERSIST = (
+    "{} INFO RocketmqClient - [persistAll] Group: billing ClientId: 10.0.0.7@1 updateConsumeOffsetToBroker "
+    "MessageQueue [topic=orders, brokerName=broker-a, queueId=1] {}"
+)
+
+
+def test_logs_in_a_zone_with_daylight_saving_land_at_their_instants(spark, tmp_path):
+    landing, lake_root = tmp_path / "landing", tmp_path / "lake"
+    broker_log = landing / "broker_logs" / "prod" / "broker-a" / "broker.log"
+    client_log = landing / "client_logs" / "prod" / "app-1" / "rocketmq_client.log"
+    for path in (broker_log, client_log):
+        path.parent.mkdir(parents=True)
+    # Berlin, 2026-10-25: 03:00 CEST goes back to 02:00 CET; 2026-03-29: 02:00 CET forward to 03:00 CEST
+    broker_log.write_text(
+        "".join(
+            NOTIFY.format(at, offset) + "\n"
+            for offset, at in enumerate(
+                ["2026-10-25 02:30:00", "2026-10-25 02:10:00", "2026-03-29 02:30:00"], start=1
+            )
+        )
+    )
+    client_log.write_text(
+        "".join(
+            PERSIST.format(at, offset) + "\n"
+            for offset, at in enumerate(["2026-10-25 02:58:00,000", "2026-10-25 02:01:00,000"], start=10)
+        )
+    )
+    berlin = ClusterSettings(broker_log_timezone="Europe/Berlin", client_log_timezone="Europe/Berlin")
+    run_stages(Settings(clusters={"prod": berlin}), lake_root, landing, None, None, "r1", ("ingest",))
+
+    lake = Lake(spark, lake_root)
+    assert rows(lake.read(OFFSET_COMMITS), "evidence", "offset", "committed_at") == [
+        ("broker_notifyme", 1, datetime(2026, 10, 25, 0, 30, tzinfo=UTC)),  # the first pass, CEST
+        ("broker_notifyme", 2, datetime(2026, 10, 25, 1, 10, tzinfo=UTC)),  # after the clock went back, CET
+        ("client_persist", 10, datetime(2026, 10, 25, 0, 58, tzinfo=UTC)),
+        ("client_persist", 11, datetime(2026, 10, 25, 1, 1, tzinfo=UTC)),
+    ]
+    assert rows(lake.read(REJECTED_INPUTS), "source_kind", "line_no", "reason") == [
+        ("broker_logs", 3, SKIPPED_HOUR)
+    ]
