@@ -48,6 +48,9 @@ SNAPSHOT_JSON_SCHEMA = StructType(
 _JSON_OPTIONS = {
     "multiLine": "true",  # one document per file, pretty-printed over many lines
     "allowUnquotedFieldNames": "true",  # fastjson writes queue ids as bare integers: {0:250}
+    # fastjson, which the broker reads the file back with, reads 007 as 7: so does the ingest, and
+    # one such value no longer makes the whole file unparseable
+    "allowNumericLeadingZeros": "true",
     "mode": "PERMISSIVE",
     "columnNameOfCorruptRecord": CORRUPT_RECORD,
     # A file deleted after listing, or an unreadable gzip stream, yields no row instead of
