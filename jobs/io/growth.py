@@ -20,13 +20,15 @@ from __future__ import annotations
 import gzip
 import hashlib
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
 GZIP_MAGIC = b"\x1f\x8b"
 BLOCK_BYTES = 1 << 20  # an earlier copy is hashed as it is read, a block at a time
+CHUNK_BYTES = 32 << 20  # a file's content is read in blocks this large (content_blocks)
+DAMAGE = (OSError, EOFError, zlib.error)  # what reading a damaged gzip stream raises
 
 
 @dataclass(frozen=True)
@@ -54,19 +56,52 @@ def is_compressed(path: str | Path) -> bool:
         return probe.read(len(GZIP_MAGIC)) == GZIP_MAGIC
 
 
+def content_blocks(handle: BinaryIO) -> Iterator[bytes]:
+    """The handle's bytes in blocks of at least ``CHUNK_BYTES`` (the last may be shorter).
+
+    Read a piece at a time (``read1``): a damaged gzip stream fails the read that reaches the
+    damage, and a larger read would drop everything it had decompressed before it. Every piece
+    read before the damage is yielded, then the error is raised. The text reader
+    (jobs.io.text_lines) and ``content_digest`` both read so: a damaged stream's content is
+    the same to both."""
+    pieces: list[bytes] = []
+    size = 0
+    while True:
+        try:
+            piece = handle.read1(CHUNK_BYTES)
+        except DAMAGE:
+            if pieces:
+                yield b"".join(pieces)
+            raise
+        if not piece:
+            break
+        pieces.append(piece)
+        size += len(piece)
+        if size >= CHUNK_BYTES:
+            yield b"".join(pieces)
+            pieces, size = [], 0
+    if pieces:
+        yield b"".join(pieces)
+
+
 def content_digest(path: Path) -> tuple[int, str] | None:
-    """A compressed file's decompressed content: (size, SHA-256), what a later copy that continues
-    it is compared with; None: the stream is damaged (its lines before the damage are read, but
-    it is no copy a later file continues)."""
-    digest, size = hashlib.sha256(), 0
+    """A compressed file's decompressed content as the text reader lands it: (size, SHA-256), what
+    a later copy that continues it is compared with. A damaged stream's content is its whole lines
+    before the damage (an archive copied while it was being written: the complete one landed
+    later continues it); None: nothing of it could be read."""
+    digest, size, tail = hashlib.sha256(), 0, b""
     try:
         with gzip.open(path, "rb") as handle:
-            while block := handle.read(BLOCK_BYTES):
-                digest.update(block)
-                size += len(block)
-    except (OSError, EOFError, zlib.error):
-        return None
-    return size, digest.hexdigest()
+            for block in content_blocks(handle):
+                data = tail + block
+                cut = data.rfind(b"\n") + 1
+                digest.update(data[:cut])
+                size, tail = size + cut, data[cut:]
+        digest.update(tail)  # a whole stream's last line, even without its newline, is landed
+        size += len(tail)
+    except DAMAGE:
+        pass  # the line the damage cut is not landed
+    return (size, digest.hexdigest()) if size else None
 
 
 class _Content:
@@ -118,7 +153,7 @@ def resume_point(path: Path, earlier: Iterable[tuple[int, str]]) -> ResumePoint 
                     offset += len(block)
                 if digest.hexdigest() == old_hash:
                     found = _after(old_size, old_hash, lines, line_start, content.peek(2))
-    except (OSError, EOFError, zlib.error):
+    except DAMAGE:
         pass  # a damaged stream: the copies it holds whole still count
     return found
 

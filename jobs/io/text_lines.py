@@ -32,10 +32,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, LongType, StringType, StructField, StructType, TimestampType
 
-from jobs.io.growth import FROM_START, is_compressed
+from jobs.io.growth import FROM_START, content_blocks, is_compressed
 from pipelines.ingest.quarantine import FILE_NUMBER
 
-CHUNK_BYTES = 32 << 20
 # Small files' lines leave a worker together, in batches of at least this many lines: Spark
 # takes each Arrow batch from the worker at a cost of its own, and thousands of mqadmin
 # outputs of some 20 lines each would be as many batches (docs/experiments.md, "Small files'
@@ -127,32 +126,6 @@ def _open(path: str):
     return gzip.open(path, "rb") if is_compressed(path) else open(path, "rb")
 
 
-def _blocks(handle) -> Iterator[bytes]:
-    """The handle's bytes in blocks of at least ``CHUNK_BYTES`` (the last may be shorter).
-
-    Read a piece at a time (``read1``): a damaged gzip stream fails the read that reaches the
-    damage, and a larger read would drop everything it had decompressed before it. Every piece
-    read before the damage is yielded, then the error is raised."""
-    pieces: list[bytes] = []
-    size = 0
-    while True:
-        try:
-            piece = handle.read1(CHUNK_BYTES)
-        except (OSError, EOFError, zlib.error):
-            if pieces:
-                yield b"".join(pieces)
-            raise
-        if not piece:
-            break
-        pieces.append(piece)
-        size += len(piece)
-        if size >= CHUNK_BYTES:
-            yield b"".join(pieces)
-            pieces, size = [], 0
-    if pieces:
-        yield b"".join(pieces)
-
-
 def _chunks(path: str, skip_bytes: int = 0) -> Iterator[bytes]:
     """The file's (decompressed) bytes in large blocks, split only after a newline; a plain
     file's from byte ``skip_bytes`` on. A damaged stream raises after the whole lines before
@@ -161,7 +134,7 @@ def _chunks(path: str, skip_bytes: int = 0) -> Iterator[bytes]:
     with _open(path) as handle:
         if skip_bytes:
             handle.seek(skip_bytes)
-        for block in _blocks(handle):
+        for block in content_blocks(handle):
             data = pending + block
             cut = data.rfind(b"\n")
             if cut < 0:

@@ -111,7 +111,7 @@ def _known_files(lake: Lake):
         lake.read(INGEST_RUNS)
         .select(
             "source_file", "source_kind", "cluster", "broker", "file_size", "file_mtime_ns", "_file_hash",
-            "identity", "batch_id", "status", "content_size", "content_hash", "ingested_at",
+            "identity", "batch_id", "status", "content_size", "content_hash", "ingested_at", "records_read",
         )
         .collect()
     )  # fmt: skip
@@ -119,7 +119,8 @@ def _known_files(lake: Lake):
     done = {r.identity for r in rows if r.status != "pending"}
     pending: dict[str, set[str]] = {}
     copies = NO_COPIES.copy()
-    for r in sorted(rows, key=lambda r: r.ingested_at):  # the first copy of a content holds its rows
+    # the first copy of a content holds its rows (of a batch's copies of one content, the one that read some)
+    for r in sorted(rows, key=lambda r: (r.ingested_at, r.records_read == 0)):
         if r.status == "pending":
             pending.setdefault(r.batch_id, set()).add(r.identity)
         elif r.status == "ingested":
@@ -193,6 +194,8 @@ def run_ingest(lake: Lake, settings: Settings, landing, start, end, run_id: str)
                       copies=copies)  # fmt: skip
         done |= identities
         batches.append(batch_id)
+    if pending:  # the completed batches' files are copies the new files may continue
+        copies = _known_files(lake)[3]
     fresh: dict[str, Candidate] = {}
     repeats: list[Candidate] = []
     for c in candidates:

@@ -6,7 +6,9 @@ import gzip
 import hashlib
 from pathlib import Path
 
-from jobs.io.growth import ResumePoint, content_digest, resume_point
+import pytest
+
+from jobs.io.growth import DAMAGE, ResumePoint, content_digest, resume_point
 
 
 def copy_of(data: bytes) -> tuple[int, str]:
@@ -84,11 +86,27 @@ def test_a_compressed_file_of_the_content_of_an_earlier_one_holds_nothing_new(tm
         )
 
 
-def test_a_damaged_stream_has_no_content_a_later_copy_continues(tmp_path):
+def test_a_damaged_streams_content_is_the_whole_lines_the_reader_lands(tmp_path):
+    """An archive copied while it was being compressed: its content is what the reader landed of it,
+    and the complete archive landed later continues it."""
+    from jobs.io.text_lines import _chunks
+
+    content = b"".join(b"line %d\n" % n for n in range(40000))
+    packed = gzip.compress(content)
     damaged = tmp_path / "damaged.log.gz"
-    packed = gzip.compress(b"one\ntwo\n" * 2000)
     damaged.write_bytes(packed[: len(packed) // 2])
-    assert content_digest(damaged) is None
+    landed = b""
+    with pytest.raises(DAMAGE):
+        for chunk in _chunks(str(damaged)):
+            landed += chunk
+    assert 0 < len(landed) < len(content) and landed.endswith(b"\n")
+    assert content_digest(damaged) == copy_of(landed)
+    complete = tmp_path / "complete.log.gz"
+    complete.write_bytes(packed)
+    assert resume_point(complete, [copy_of(landed)]) == after(landed, len(landed), landed.count(b"\n") + 1)
+    nothing = tmp_path / "nothing.log.gz"
+    nothing.write_bytes(packed[:12])
+    assert content_digest(nothing) is None
 
 
 def test_the_reader_numbers_a_grown_files_new_lines_on(spark, tmp_path: Path):

@@ -308,3 +308,44 @@ def test_an_archive_landed_again_longer_or_compressed_otherwise_adds_only_its_ne
     commits = DeltaTable(str(lake / "bronze/offset_commits")).to_pyarrow_table()
     once_commits = DeltaTable(str(reference / "bronze/offset_commits")).to_pyarrow_table()
     assert commits.num_rows == once_commits.num_rows + len(logs)  # each log's cut line, kept in bronze
+
+
+@pytest.mark.slow
+def test_an_archive_continues_one_a_crashed_run_left_pending(spark, tmp_path, monkeypatch):
+    """A run lands an archive of each commit stream's first half and crashes before recording it
+    ingested; the complete archive lands beside it. The next run completes the crashed batch first,
+    then the complete archive adds only the second half."""
+    import jobs.stages.ingest as ingest_stage
+
+    whole, landing = tmp_path / "whole", tmp_path / "landing"
+    commit_files, logs = _streams_and_logs(whole, landing)
+    for path in [*commit_files, *logs]:
+        data = path.read_bytes()
+        if path in commit_files:
+            path.with_name(path.name + ".gz").write_bytes(
+                gzip.compress(data[: data.index(b"\n", len(data) // 2) + 1])
+            )
+        path.unlink()
+    for path in logs:  # the logs land whole, once, in the first run
+        shutil.copy(whole / path.relative_to(landing), path)
+
+    def crash(*args, **kwargs):
+        raise RuntimeError("simulated crash after the bronze tables were written")
+
+    settings, lake, reference = Settings(), tmp_path / "lake", tmp_path / "reference"
+    monkeypatch.setattr(ingest_stage, "_final_rows", crash)
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        run_stages(settings, lake, landing, START, END, "r1", ("ingest",))
+    monkeypatch.undo()
+    for path in commit_files:
+        complete = path.parent / "otherdays" / (path.name + ".gz")
+        complete.parent.mkdir(exist_ok=True)
+        complete.write_bytes(gzip.compress((whole / path.relative_to(landing)).read_bytes()))
+    recovered = run_stages(settings, lake, landing, START, END, "r2")
+    once = run_stages(settings, reference, whole, START, END, "r1")
+    assert not (recovered.quality_failed or once.quality_failed)
+
+    commits = DeltaTable(str(lake / "bronze/offset_commits")).to_pyarrow_table()
+    once_commits = DeltaTable(str(reference / "bronze/offset_commits")).to_pyarrow_table()
+    assert commits.num_rows == once_commits.num_rows
+    _assert_replays_agree_but_for_hashes(reference, lake, also_ignored={"source_file", "cause_source_file"})
