@@ -14,9 +14,12 @@ from schemas.tables import OFFSET_COMMITS, OFFSET_RESETS
 def parse(context: ParseContext, files: list[LandedFile]) -> None:
     zone = lambda cluster: SOURCE.timezone(context.settings, cluster)  # noqa: E731
     collector = context.collector
+    # where clocks change, a grown log is read whole: its earlier lines place the hour its zone repeats
+    changing = any(clocks_change(zone(f.cluster)) for f in files)
+    lines = read_lines(context.spark, context.text_files(files, zone, whole=changing))
     # two parsers read the lines: read them once
-    lines = collector.keep(read_lines(context.spark, context.text_files(files, zone)))
-    parsed = parse_broker_log(lines, any(clocks_change(zone(f.cluster)) for f in files))
+    lines = collector.keep(context.new_lines(lines, files) if changing else lines)
+    parsed = parse_broker_log(lines, changing)
     collector.add(OFFSET_COMMITS, parsed.commits, SOURCE.kind)
     collector.add(OFFSET_RESETS, parsed.resets, SOURCE.kind)
 

@@ -13,9 +13,11 @@ from schemas.tables import OFFSET_COMMITS
 
 def parse(context: ParseContext, files: list[LandedFile]) -> None:
     zone = lambda cluster: SOURCE.timezone(context.settings, cluster)  # noqa: E731
-    lines = read_lines(context.spark, context.text_files(files, zone))
-    if changing := any(clocks_change(zone(f.cluster)) for f in files):
-        lines = context.collector.keep(lines)  # a repeated hour's lines are ordered apart from the others
+    # where clocks change, a grown log is read whole: its earlier lines place the hour its zone repeats
+    changing = any(clocks_change(zone(f.cluster)) for f in files)
+    lines = read_lines(context.spark, context.text_files(files, zone, whole=changing))
+    if changing:  # a repeated hour's lines are ordered apart from the others: read the files once
+        lines = context.collector.keep(context.new_lines(lines, files))
     context.collector.add(OFFSET_COMMITS, parse_client_log(lines, changing), SOURCE.kind)
 
 

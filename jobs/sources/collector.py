@@ -17,6 +17,7 @@ from jobs.io.lake import Lake
 from jobs.io.landing import LandedFile
 from jobs.io.text_lines import TextFile
 from jobs.io.worker_files import FileCount, landed_counts
+from pipelines.ingest.local_times import REPEATED_HOUR
 from pipelines.ingest.quarantine import Parsed
 from schemas.config import Settings
 from schemas.instants import from_collected
@@ -128,14 +129,42 @@ class ParseContext:
     def spark(self) -> SparkSession:
         return self.lake.spark
 
-    def text_files(self, files: list[LandedFile], zone_of) -> list[TextFile]:
-        """``files`` as the text reader takes them (``zone_of(cluster)``: the zone of their local times)."""
-        resumes = [self.resumes.get(str(f.path), FROM_START) for f in files]
+    def text_files(self, files: list[LandedFile], zone_of, whole: bool = False) -> list[TextFile]:
+        """``files`` as the text reader takes them (``zone_of(cluster)``: the zone of their local
+        times; ``whole``: each from its start, a grown one too, its lines then marked by ``new_lines``)."""
+        resumes = [FROM_START if whole else self.resumes.get(str(f.path), FROM_START) for f in files]
         return [
             TextFile(str(f.path), str(f.path), f.cluster, f.broker, f.event_at if f.time_source == "path" else None,
                      zone_of(f.cluster), self.hashes[str(f.path)], resume.skip_bytes, resume.first_line)
             for f, resume in zip(files, resumes, strict=True)
         ]  # fmt: skip
+
+    def new_lines(self, lines: DataFrame, files: list[LandedFile]) -> DataFrame:
+        """``lines`` of ``files`` read whole (``text_files(..., whole=True)``) with ``_landed_before``:
+        true for a grown file's lines the copy it continues landed, read again only so that the hour
+        a zone repeats is placed in order (pipelines.ingest.local_times). The lines that copy
+        quarantined because it could not place them yet are read again for good."""
+        points = {str(f.path): self.resumes[str(f.path)] for f in files if str(f.path) in self.resumes}
+        if not points:
+            return lines.withColumn("_landed_before", F.lit(False))
+        continued = self.spark.createDataFrame(
+            [(path, p.grew_from_hash, p.first_line) for path, p in points.items()],
+            "source_file string, _file_hash string, _first_line long",
+        )
+        unplaced = (
+            self.lake.read(REJECTED_INPUTS)
+            .where(F.col("reason") == REPEATED_HOUR)
+            .join(continued, "_file_hash")  # the continued copy's unplaced lines, by the new copy's path
+            .select(continued.source_file, "line_no", F.lit(True).alias("_again"))
+            .distinct()
+        )
+        landed_before = (F.col("line_no") < F.coalesce("_first_line", F.lit(1))) & F.col("_again").isNull()
+        return (
+            lines.join(F.broadcast(continued.drop("_file_hash")), "source_file", "left")
+            .join(F.broadcast(unplaced), ["source_file", "line_no"], "left")
+            .withColumn("_landed_before", landed_before)
+            .drop("_first_line", "_again")
+        )
 
 
 def _union(frames: list[DataFrame]) -> DataFrame:

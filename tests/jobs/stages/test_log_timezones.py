@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from jobs.io.lake import Lake
 from jobs.stages.runner import run_stages
-from pipelines.ingest.local_times import SKIPPED_HOUR
+from pipelines.ingest.local_times import REPEATED_HOUR, SKIPPED_HOUR
 from schemas.config import ClusterSettings, Settings
 from schemas.tables import OFFSET_COMMITS, REJECTED_INPUTS
 from tests.frames import rows
@@ -55,4 +55,40 @@ def test_logs_in_a_zone_with_daylight_saving_land_at_their_instants(spark, tmp_p
     ]
     assert rows(lake.read(REJECTED_INPUTS), "source_kind", "line_no", "reason") == [
         ("broker_logs", 3, SKIPPED_HOUR)
+    ]
+
+
+def test_a_growing_log_places_its_repeated_hour_across_its_copies(spark, tmp_path):
+    """A collector copies a live Berlin broker.log three times through the night clocks go back. The
+    first copy holds only the first pass: its lines of the repeated hour cannot be placed yet and
+    are quarantined. The second holds the step back: it places them and lands them, with its own.
+    Each commit lands once, at its own instant."""
+    landing, lake_root = tmp_path / "landing", tmp_path / "lake"
+    log = landing / "broker_logs" / "prod" / "broker-a" / "broker.log"
+    log.parent.mkdir(parents=True)
+    lines = [NOTIFY.format(at, offset) for offset, at in enumerate(
+        ["2026-10-25 01:50:00", "2026-10-25 02:10:00", "2026-10-25 02:40:00",  # the first copy
+         "2026-10-25 02:55:00", "2026-10-25 02:05:00", "2026-10-25 02:30:00",  # the second: the step back
+         "2026-10-25 03:10:00"],  # the third
+        start=1,
+    )]  # fmt: skip
+    berlin = ClusterSettings(broker_log_timezone="Europe/Berlin")
+    settings = Settings(clusters={"prod": berlin})
+    for run, upto in (("r1", 3), ("r2", 6), ("r3", 7)):
+        log.write_text("".join(line + "\n" for line in lines[:upto]))
+        run_stages(settings, lake_root, landing, None, None, run, ("ingest",))
+
+    lake = Lake(spark, lake_root)
+    assert rows(lake.read(OFFSET_COMMITS), "offset", "committed_at") == [
+        (1, datetime(2026, 10, 24, 23, 50, tzinfo=UTC)),
+        (2, datetime(2026, 10, 25, 0, 10, tzinfo=UTC)),  # the first pass, CEST
+        (3, datetime(2026, 10, 25, 0, 40, tzinfo=UTC)),
+        (4, datetime(2026, 10, 25, 0, 55, tzinfo=UTC)),
+        (5, datetime(2026, 10, 25, 1, 5, tzinfo=UTC)),  # after the clock went back, CET
+        (6, datetime(2026, 10, 25, 1, 30, tzinfo=UTC)),
+        (7, datetime(2026, 10, 25, 2, 10, tzinfo=UTC)),
+    ]
+    assert rows(lake.read(REJECTED_INPUTS), "_ingest_run_id", "line_no", "reason") == [
+        ("r1", 2, REPEATED_HOUR),
+        ("r1", 3, REPEATED_HOUR),
     ]
