@@ -152,10 +152,19 @@ def resume_point(path: Path, earlier: Iterable[tuple[int, str]]) -> ResumePoint 
                         line_start = offset + last + 1
                     offset += len(block)
                 if digest.hexdigest() == old_hash:
-                    found = _after(old_size, old_hash, lines, line_start, content.peek(2))
+                    found = _after(old_size, old_hash, lines, line_start, _peek(content))
     except DAMAGE:
         pass  # a damaged stream: the copies it holds whole still count
     return found
+
+
+def _peek(content: _Content) -> bytes:
+    """The next two bytes of the content; none where the stream is damaged right after the copy (a
+    copy's content may end where a damaged archive's readable content ends)."""
+    try:
+        return content.peek(2)
+    except DAMAGE:
+        return b""
 
 
 def _after(old_size: int, old_hash: str, lines: int, line_start: int, following: bytes) -> ResumePoint:

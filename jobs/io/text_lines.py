@@ -35,6 +35,10 @@ from pyspark.sql.types import BooleanType, LongType, StringType, StructField, St
 from jobs.io.growth import FROM_START, content_blocks, is_compressed
 from pipelines.ingest.quarantine import FILE_NUMBER
 
+LINE_ERROR = (
+    "invalid UTF-8"  # a line's own read error; the others are the whole file's (cannot read, corrupt gzip)
+)
+
 # Small files' lines leave a worker together, in batches of at least this many lines: Spark
 # takes each Arrow batch from the worker at a cost of its own, and thousands of mqadmin
 # outputs of some 20 lines each would be as many batches (docs/experiments.md, "Small files'
@@ -159,7 +163,7 @@ def _decode(raw: pa.Array) -> tuple[pa.Array, pa.Array]:
                 errors.append(None)
             except UnicodeDecodeError as error:
                 lines.append(None)
-                errors.append(f"invalid UTF-8 at byte {error.start} of the line")
+                errors.append(f"{LINE_ERROR} at byte {error.start} of the line")
         return pa.array(lines, pa.string()), pa.array(errors, pa.string())
 
 

@@ -4,21 +4,19 @@ from __future__ import annotations
 
 from jobs.io.landing import LandedFile
 from jobs.io.text_lines import read_lines
-from jobs.sources.collector import ParseContext
+from jobs.sources.collector import ParseContext, daylight_saving
 from jobs.sources.source import LOGGED_COMMITS, Source
 from pipelines.ingest.broker_log import parse_broker_log
-from pipelines.ingest.local_times import clocks_change
 from schemas.tables import OFFSET_COMMITS, OFFSET_RESETS
 
 
 def parse(context: ParseContext, files: list[LandedFile]) -> None:
     zone = lambda cluster: SOURCE.timezone(context.settings, cluster)  # noqa: E731
     collector = context.collector
-    # where clocks change, a grown log is read whole: its earlier lines place the hour its zone repeats
-    changing = any(clocks_change(zone(f.cluster)) for f in files)
-    lines = read_lines(context.spark, context.text_files(files, zone, whole=changing))
+    changing, whole = daylight_saving(files, zone)
+    lines = read_lines(context.spark, context.text_files(files, zone, whole))
     # two parsers read the lines: read them once
-    lines = collector.keep(context.new_lines(lines, files) if changing else lines)
+    lines = collector.keep(context.first_lines(lines, whole) if changing else lines)
     parsed = parse_broker_log(lines, changing)
     collector.add(OFFSET_COMMITS, parsed.commits, SOURCE.kind)
     collector.add(OFFSET_RESETS, parsed.resets, SOURCE.kind)

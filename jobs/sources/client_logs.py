@@ -4,20 +4,18 @@ from __future__ import annotations
 
 from jobs.io.landing import LandedFile
 from jobs.io.text_lines import read_lines
-from jobs.sources.collector import ParseContext
+from jobs.sources.collector import ParseContext, daylight_saving
 from jobs.sources.source import LOGGED_COMMITS, Source
 from pipelines.ingest.client_log import parse_client_log
-from pipelines.ingest.local_times import clocks_change
 from schemas.tables import OFFSET_COMMITS
 
 
 def parse(context: ParseContext, files: list[LandedFile]) -> None:
     zone = lambda cluster: SOURCE.timezone(context.settings, cluster)  # noqa: E731
-    # where clocks change, a grown log is read whole: its earlier lines place the hour its zone repeats
-    changing = any(clocks_change(zone(f.cluster)) for f in files)
-    lines = read_lines(context.spark, context.text_files(files, zone, whole=changing))
+    changing, whole = daylight_saving(files, zone)
+    lines = read_lines(context.spark, context.text_files(files, zone, whole))
     if changing:  # a repeated hour's lines are ordered apart from the others: read the files once
-        lines = context.collector.keep(context.new_lines(lines, files))
+        lines = context.collector.keep(context.first_lines(lines, whole))
     context.collector.add(OFFSET_COMMITS, parse_client_log(lines, changing), SOURCE.kind)
 
 

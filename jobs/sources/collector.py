@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from functools import reduce
 
 from pyspark import StorageLevel
@@ -15,9 +16,9 @@ from jobs.io.checked_commits import CheckedCommitWriter
 from jobs.io.growth import FROM_START, ResumePoint
 from jobs.io.lake import Lake
 from jobs.io.landing import LandedFile
-from jobs.io.text_lines import TextFile
+from jobs.io.text_lines import LINE_ERROR, TextFile
 from jobs.io.worker_files import FileCount, landed_counts
-from pipelines.ingest.local_times import REPEATED_HOUR
+from pipelines.ingest.local_times import clock_change_near, clocks_change
 from pipelines.ingest.quarantine import Parsed
 from schemas.config import Settings
 from schemas.instants import from_collected
@@ -129,42 +130,43 @@ class ParseContext:
     def spark(self) -> SparkSession:
         return self.lake.spark
 
-    def text_files(self, files: list[LandedFile], zone_of, whole: bool = False) -> list[TextFile]:
+    def text_files(self, files: list[LandedFile], zone_of, whole: Collection[str] = ()) -> list[TextFile]:
         """``files`` as the text reader takes them (``zone_of(cluster)``: the zone of their local
-        times; ``whole``: each from its start, a grown one too, its lines then marked by ``new_lines``)."""
-        resumes = [FROM_START if whole else self.resumes.get(str(f.path), FROM_START) for f in files]
+        times; ``whole``: the paths read from their start, grown ones too: see ``first_lines``)."""
+        resumes = [
+            FROM_START if str(f.path) in whole else self.resumes.get(str(f.path), FROM_START) for f in files
+        ]
         return [
             TextFile(str(f.path), str(f.path), f.cluster, f.broker, f.event_at if f.time_source == "path" else None,
                      zone_of(f.cluster), self.hashes[str(f.path)], resume.skip_bytes, resume.first_line)
             for f, resume in zip(files, resumes, strict=True)
         ]  # fmt: skip
 
-    def new_lines(self, lines: DataFrame, files: list[LandedFile]) -> DataFrame:
-        """``lines`` of ``files`` read whole (``text_files(..., whole=True)``) with ``_landed_before``:
-        true for a grown file's lines the copy it continues landed, read again only so that the hour
-        a zone repeats is placed in order (pipelines.ingest.local_times). The lines that copy
-        quarantined because it could not place them yet are read again for good."""
-        points = {str(f.path): self.resumes[str(f.path)] for f in files if str(f.path) in self.resumes}
-        if not points:
-            return lines.withColumn("_landed_before", F.lit(False))
-        continued = self.spark.createDataFrame(
-            [(path, p.grew_from_hash, p.first_line) for path, p in points.items()],
-            "source_file string, _file_hash string, _first_line long",
-        )
-        unplaced = (
-            self.lake.read(REJECTED_INPUTS)
-            .where(F.col("reason") == REPEATED_HOUR)
-            .join(continued, "_file_hash")  # the continued copy's unplaced lines, by the new copy's path
-            .select(continued.source_file, "line_no", F.lit(True).alias("_again"))
-            .distinct()
-        )
-        landed_before = (F.col("line_no") < F.coalesce("_first_line", F.lit(1))) & F.col("_again").isNull()
-        return (
-            lines.join(F.broadcast(continued.drop("_file_hash")), "source_file", "left")
-            .join(F.broadcast(unplaced), ["source_file", "line_no"], "left")
-            .withColumn("_landed_before", landed_before)
-            .drop("_first_line", "_again")
-        )
+    def first_lines(self, lines: DataFrame, whole: Collection[str]) -> DataFrame:
+        """``lines`` with ``_first_line``: where a grown file read whole (``whole``) has its new
+        lines, the lines before it being the continued copy's (pipelines.ingest.local_times places
+        the hour a zone repeats with them, then drops those that copy landed); 1 for the others,
+        and for a file's read error (the whole file's, not one of the lines the copy held)."""
+        firsts = [(path, self.resumes[path].first_line) for path in whole if path in self.resumes]
+        first = F.lit(1)
+        if firsts:
+            by_path = F.create_map(*[F.lit(v) for item in firsts for v in item])[F.col("source_file")]
+            file_error = F.col("read_error").isNotNull() & ~F.col("read_error").startswith(LINE_ERROR)
+            first = F.when(file_error, F.lit(1)).otherwise(F.coalesce(by_path, F.lit(1)))
+        return lines.withColumn("_first_line", first.cast("long"))
+
+
+def daylight_saving(files: list[LandedFile], zone_of) -> tuple[bool, set[str]]:
+    """Whether some of ``files`` (logs) are in a zone whose clocks change, so that their lines of
+    the hour it repeats are placed by their order (pipelines.ingest.local_times), and the paths
+    of those taken near a change: read whole, a grown one too, so that every line orders it."""
+    changing = any(clocks_change(zone_of(f.cluster)) for f in files)
+    near = {
+        str(f.path)
+        for f in files
+        if changing and clock_change_near(zone_of(f.cluster), datetime.fromtimestamp(f.mtime_ns / 1e9, UTC))
+    }
+    return changing, near
 
 
 def _union(frames: list[DataFrame]) -> DataFrame:

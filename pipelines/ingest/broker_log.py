@@ -104,8 +104,8 @@ def with_log_layout(lines: DataFrame, clocks_change: bool = False) -> DataFrame:
     ``clocks_change``: some line's zone has daylight saving, so the hour it repeats is told by the
     lines' order, and a time it skips or a repeated one its file cannot place is null, flagged
     in ``_in_skipped_hour`` / ``_in_repeated_hour_unresolved`` (pipelines.ingest.local_times).
-    Lines marked ``_landed_before`` (a grown file's lines an earlier copy landed, read again to
-    place the repeated hour) are dropped once their times are placed.
+    Lines carrying ``_first_line`` (a grown file read whole to place the repeated hour) are
+    dropped once their times are placed where the copy it continues landed them.
     """
     line = F.col("line")
     matches = line.rlike(LOG_LAYOUT)
@@ -125,7 +125,7 @@ def with_log_layout(lines: DataFrame, clocks_change: bool = False) -> DataFrame:
                 "_in_repeated_hour_unresolved": no,
             }
         )
-    if "_landed_before" in lines.columns:
+    if "_landed_before" in timed.columns:
         timed = timed.where(~F.col("_landed_before")).drop("_landed_before")
     return timed.withColumns(
         {

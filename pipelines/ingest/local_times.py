@@ -16,8 +16,15 @@ pass they are: they are quarantined with the reason, not guessed. A wall-clock t
 skips when its clocks go forward is no time such a log can hold: quarantined too (the zone
 setting is likely wrong).
 
+A collector copying a live log lands it in copies, each continuing the one before (jobs.io.growth).
+Near a change the copy is read whole, so that every line of the file orders the repeated hour;
+the lines the continued copy already landed are marked ``_landed_before`` and dropped once their
+times are placed. The continued copy held the lines before ``_first_line``: it placed (and landed)
+its lines of a repeated hour if a step back shows among them, else it quarantined them, and they
+are read again here for good.
+
 Zones without such changes in RocketMQ's time (GMT+8, UTC) skip this work entirely
-(``clocks_change``).
+(``clocks_change``), and a copy is read whole only near a change (``clock_change_near``).
 """
 
 from __future__ import annotations
@@ -43,6 +50,19 @@ REPEATED_HOUR = (
 SKIPPED_HOUR = "local time its zone skips when clocks go forward: is the log's timezone setting right?"
 
 
+# a copy taken this long after a change may still hold the lines of its repeated hour; its new lines
+# may too, when the copy before it was taken before the change
+NEAR_BEFORE = timedelta(days=1)
+NEAR_AFTER = timedelta(hours=1)
+
+
+def clock_change_near(zone: str, at: datetime) -> bool:
+    """Whether ``zone``'s clocks changed (or change) between ``at`` less a day and ``at`` plus an
+    hour: a copy of a log taken at ``at`` may hold lines of the hour the change repeated."""
+    tz = ZoneInfo(zone)
+    return (at - NEAR_BEFORE).astimezone(tz).utcoffset() != (at + NEAR_AFTER).astimezone(tz).utcoffset()
+
+
 @cache
 def clocks_change(zone: str) -> bool:
     """Whether ``zone``'s offset from UTC ever changes between FIRST_YEAR and LAST_YEAR (daylight
@@ -65,7 +85,9 @@ def with_utc_times(
 ) -> DataFrame:
     """``rows`` with ``_utc`` (``local``, a wall-clock time in ``zone``, as UTC; null where it cannot
     be told), ``_in_skipped_hour`` and ``_in_repeated_hour_unresolved`` (see the module docstring).
-    ``file_key`` names a file's rows, ``order`` their order in it (the line number)."""
+    ``file_key`` names a file's rows, ``order`` their order in it (the line number). Where the rows
+    carry ``_first_line`` (a copy read whole), ``_landed_before`` marks those the continued copy
+    landed."""
     early = F.to_utc_timestamp(local, zone)  # where the wall clock repeats: its first instant
     later = early + F.expr("INTERVAL 3 HOURS")  # past any change near ``early``: the offset after it
     offset_after = _micros(F.from_utc_timestamp(later, zone)) - _micros(later)
@@ -79,10 +101,12 @@ def with_utc_times(
             "_in_skipped_hour": F.coalesce(F.from_utc_timestamp(early, zone) != local, F.lit(False)),
         }
     )
+    before_first = F.col(order) < F.col("_first_line") if "_first_line" in rows.columns else F.lit(False)
     plain = marked.where(F.col("_late").isNull()).withColumns(
         {
             "_utc": F.when(~F.col("_in_skipped_hour"), F.col("_early")),
             "_in_repeated_hour_unresolved": F.lit(False),
+            "_landed_before": before_first,
         }
     )
     # the repeated hours' lines alone are ordered: a file's, of one day (a zone goes back once a day at most)
@@ -95,11 +119,15 @@ def with_utc_times(
         "_step", F.coalesce(went_back, F.lit(False))
     )
     after_step = F.max("_step").over(in_file.rowsBetween(Window.unboundedPreceding, Window.currentRow))
-    any_step = F.max("_step").over(Window.partitionBy(*file_key, F.to_date("_local")))
+    in_day = Window.partitionBy(*file_key, F.to_date("_local"))
+    any_step = F.max("_step").over(in_day)
+    # the continued copy placed its lines of the hour if its own lines, those before _first_line, show a step
+    placed_before = F.coalesce(F.max(F.when(before_first, F.col("_step"))).over(in_day), F.lit(False))
     resolved = stepped.withColumns(
         {
             "_utc": F.when(after_step, F.col("_late")).when(any_step, F.col("_early")),
             "_in_repeated_hour_unresolved": ~any_step,
+            "_landed_before": before_first & placed_before,
         }
     ).drop("_step")
-    return plain.unionByName(resolved).drop("_local", "_early", "_late")
+    return plain.unionByName(resolved).drop("_local", "_early", "_late", "_first_line")

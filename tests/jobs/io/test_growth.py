@@ -104,6 +104,11 @@ def test_a_damaged_streams_content_is_the_whole_lines_the_reader_lands(tmp_path)
     complete = tmp_path / "complete.log.gz"
     complete.write_bytes(packed)
     assert resume_point(complete, [copy_of(landed)]) == after(landed, len(landed), landed.count(b"\n") + 1)
+    # damaged right after its content: it holds the copy, and nothing new
+    cut_trailer = tmp_path / "cut-trailer.log.gz"
+    cut_trailer.write_bytes(packed[:-4])
+    assert content_digest(cut_trailer) == copy_of(content)
+    assert resume_point(cut_trailer, [copy_of(content)]) == after(content, len(content), 40001)
     nothing = tmp_path / "nothing.log.gz"
     nothing.write_bytes(packed[:12])
     assert content_digest(nothing) is None

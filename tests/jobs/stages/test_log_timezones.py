@@ -3,6 +3,7 @@ land at their own instants, told apart by their order, and a time the zone skips
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime
 
 from jobs.io.lake import Lake
@@ -74,8 +75,11 @@ def test_a_growing_log_places_its_repeated_hour_across_its_copies(spark, tmp_pat
     )]  # fmt: skip
     berlin = ClusterSettings(broker_log_timezone="Europe/Berlin")
     settings = Settings(clusters={"prod": berlin})
-    for run, upto in (("r1", 3), ("r2", 6), ("r3", 7)):
+    # each copy taken that night (a copy is read whole, to place the repeated hour, near a change)
+    for run, upto, taken in (("r1", 3, "00:41"), ("r2", 6, "01:31"), ("r3", 7, "02:11")):
         log.write_text("".join(line + "\n" for line in lines[:upto]))
+        at = datetime.fromisoformat(f"2026-10-25T{taken}:00+00:00").timestamp()
+        os.utime(log, (at, at))
         run_stages(settings, lake_root, landing, None, None, run, ("ingest",))
 
     lake = Lake(spark, lake_root)

@@ -3,7 +3,7 @@ hour and an undecidable repeated hour quarantined with their reasons."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import pytest
 
@@ -89,3 +89,45 @@ def test_a_client_logs_repeated_hour_is_told_by_its_persist_lines(spark):
         (2, datetime(2026, 10, 25, 1, 0)),
         (3, datetime(2026, 10, 25, 1, 40)),
     ]
+
+
+def test_a_copy_near_a_change_is_read_near_it():
+    from datetime import UTC
+
+    from pipelines.ingest.local_times import clock_change_near
+
+    change = datetime(2026, 10, 25, 1, 0, tzinfo=UTC)  # Berlin: 03:00 CEST back to 02:00 CET
+    assert clock_change_near(BERLIN, change)
+    assert clock_change_near(BERLIN, change + timedelta(hours=23))
+    assert not clock_change_near(BERLIN, change + timedelta(days=2))
+    assert not clock_change_near(BERLIN, change - timedelta(hours=2))
+    assert not clock_change_near("Asia/Shanghai", change)
+
+
+@pytest.mark.parametrize(
+    ("first_line", "landed"),
+    [
+        # the continued copy held lines 1-2 (the first pass alone): it quarantined them, they land now
+        (3, [1, 2, 3, 4]),
+        # it held lines 1-3, the step back among them: it landed them, only line 4 is new
+        (4, [4]),
+    ],
+)
+def test_a_copy_read_whole_lands_what_the_copy_it_continues_could_not_place(spark, first_line, landed):
+    from pyspark.sql import functions as F
+
+    lines = {
+        "b.log": [
+            _notify("2026-10-25 02:10:00", 1),
+            _notify("2026-10-25 02:50:00", 2),
+            _notify("2026-10-25 02:05:00", 3),  # the clock went back
+            _notify("2026-10-25 02:20:00", 4),
+        ]
+    }
+    frame = files_frame(spark, lines, source_timezone=BERLIN).withColumn(
+        "_first_line", F.lit(first_line).cast("long")
+    )
+    parsed = parse_broker_log(frame, clocks_change=True)
+
+    assert [offset for (offset,) in rows_of(parsed.commits.landed, "offset")] == landed
+    assert parsed.commits.rejected.count() == 0
