@@ -133,7 +133,8 @@ def _known_files(lake: Lake):
 @dataclass(frozen=True)
 class Growth:
     """Of a batch's growing files, by path: where those that continue an ingested copy have their
-    new lines (``points``), and the content of the compressed ones (``contents``; None: damaged)."""
+    new lines (``points``), and the content of the compressed ones (``contents``; None: nothing of
+    it could be read)."""
 
     points: dict[str, ResumePoint]
     contents: dict[str, Content | None]

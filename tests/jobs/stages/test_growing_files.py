@@ -95,6 +95,16 @@ def _assert_replays_agree_but_for_hashes(reference, lake, also_ignored=frozenset
             assert result.agrees, result.line()
 
 
+def _assert_landed_as_once(reference, lake, cut_rows: int = 0) -> None:
+    """``lake`` replays as ``reference``, which landed the whole files once from another directory
+    (its paths differ), and its bronze holds the same commits and ``cut_rows`` more (each cut log
+    line's row, kept in bronze as its copy said it)."""
+    _assert_replays_agree_but_for_hashes(reference, lake, also_ignored={"source_file", "cause_source_file"})
+    commits = DeltaTable(str(lake / "bronze/offset_commits")).to_pyarrow_table()
+    once_commits = DeltaTable(str(reference / "bronze/offset_commits")).to_pyarrow_table()
+    assert commits.num_rows == once_commits.num_rows + cut_rows
+
+
 def _seqs_without_hash(table) -> list[str]:
     """The table's observation_seq values, "rank|path|line" (what a copy's hash leaves the same)."""
     seqs = DeltaTable(str(table)).to_pyarrow_table().column("observation_seq").to_pylist()
@@ -256,11 +266,7 @@ def test_a_compressed_copy_of_a_live_file_adds_only_the_lines_its_copies_did_not
     assert len(rotated) == len(commit_files) + len(logs)
     assert all(r["grew_from_hash"] is not None for r in rotated)
     assert sum(r["reread_line"] is not None for r in rotated) == len(logs)
-    # the reference landed the whole files from another directory: its paths differ
-    _assert_replays_agree_but_for_hashes(reference, lake, also_ignored={"source_file", "cause_source_file"})
-    commits = DeltaTable(str(lake / "bronze/offset_commits")).to_pyarrow_table()
-    once_commits = DeltaTable(str(reference / "bronze/offset_commits")).to_pyarrow_table()
-    assert commits.num_rows == once_commits.num_rows + len(logs)  # each log's cut line, kept in bronze
+    _assert_landed_as_once(reference, lake, cut_rows=len(logs))
 
 
 @pytest.mark.slow
@@ -304,10 +310,7 @@ def test_an_archive_landed_again_longer_or_compressed_otherwise_adds_only_its_ne
     # of each pair, one continues the first archive, the other holds nothing more
     assert sum(r["records_read"] == 0 for r in landed_again) == len(archives)
     assert sum(r["reread_line"] is not None for r in landed_again) == len(logs)
-    _assert_replays_agree_but_for_hashes(reference, lake, also_ignored={"source_file", "cause_source_file"})
-    commits = DeltaTable(str(lake / "bronze/offset_commits")).to_pyarrow_table()
-    once_commits = DeltaTable(str(reference / "bronze/offset_commits")).to_pyarrow_table()
-    assert commits.num_rows == once_commits.num_rows + len(logs)  # each log's cut line, kept in bronze
+    _assert_landed_as_once(reference, lake, cut_rows=len(logs))
 
 
 @pytest.mark.slow
@@ -345,7 +348,4 @@ def test_an_archive_continues_one_a_crashed_run_left_pending(spark, tmp_path, mo
     once = run_stages(settings, reference, whole, START, END, "r1")
     assert not (recovered.quality_failed or once.quality_failed)
 
-    commits = DeltaTable(str(lake / "bronze/offset_commits")).to_pyarrow_table()
-    once_commits = DeltaTable(str(reference / "bronze/offset_commits")).to_pyarrow_table()
-    assert commits.num_rows == once_commits.num_rows
-    _assert_replays_agree_but_for_hashes(reference, lake, also_ignored={"source_file", "cause_source_file"})
+    _assert_landed_as_once(reference, lake)
