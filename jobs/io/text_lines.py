@@ -35,9 +35,8 @@ from pyspark.sql.types import BooleanType, LongType, StringType, StructField, St
 from jobs.io.growth import FROM_START, content_blocks, is_compressed
 from pipelines.ingest.quarantine import FILE_NUMBER
 
-LINE_ERROR = (
-    "invalid UTF-8"  # a line's own read error; the others are the whole file's (cannot read, corrupt gzip)
-)
+# a line's own read error begins so; the others are the whole file's (cannot read it, a corrupt gzip stream)
+LINE_ERROR = "invalid UTF-8"
 
 # Small files' lines leave a worker together, in batches of at least this many lines: Spark
 # takes each Arrow batch from the worker at a cost of its own, and thousands of mqadmin

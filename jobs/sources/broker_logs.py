@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from jobs.io.landing import LandedFile
-from jobs.io.text_lines import read_lines
-from jobs.sources.collector import ParseContext, daylight_saving
+from jobs.sources.collector import ParseContext
 from jobs.sources.source import LOGGED_COMMITS, Source
 from pipelines.ingest.broker_log import parse_broker_log
 from schemas.tables import OFFSET_COMMITS, OFFSET_RESETS
@@ -13,10 +12,7 @@ from schemas.tables import OFFSET_COMMITS, OFFSET_RESETS
 def parse(context: ParseContext, files: list[LandedFile]) -> None:
     zone = lambda cluster: SOURCE.timezone(context.settings, cluster)  # noqa: E731
     collector = context.collector
-    changing, whole = daylight_saving(files, zone)
-    lines = read_lines(context.spark, context.text_files(files, zone, whole))
-    # two parsers read the lines: read them once
-    lines = collector.keep(context.first_lines(lines, whole) if changing else lines)
+    lines, changing = context.log_lines(files, zone, keep=True)  # two parsers read the lines: read them once
     parsed = parse_broker_log(lines, changing)
     collector.add(OFFSET_COMMITS, parsed.commits, SOURCE.kind)
     collector.add(OFFSET_RESETS, parsed.resets, SOURCE.kind)

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from jobs.io.landing import LandedFile
-from jobs.io.text_lines import read_lines
-from jobs.sources.collector import ParseContext, daylight_saving
+from jobs.sources.collector import ParseContext
 from jobs.sources.source import LOGGED_COMMITS, Source
 from pipelines.ingest.client_log import parse_client_log
 from schemas.tables import OFFSET_COMMITS
@@ -12,10 +11,7 @@ from schemas.tables import OFFSET_COMMITS
 
 def parse(context: ParseContext, files: list[LandedFile]) -> None:
     zone = lambda cluster: SOURCE.timezone(context.settings, cluster)  # noqa: E731
-    changing, whole = daylight_saving(files, zone)
-    lines = read_lines(context.spark, context.text_files(files, zone, whole))
-    if changing:  # a repeated hour's lines are ordered apart from the others: read the files once
-        lines = context.collector.keep(context.first_lines(lines, whole))
+    lines, changing = context.log_lines(files, zone)
     context.collector.add(OFFSET_COMMITS, parse_client_log(lines, changing), SOURCE.kind)
 
 

@@ -16,7 +16,7 @@ from jobs.io.checked_commits import CheckedCommitWriter
 from jobs.io.growth import FROM_START, ResumePoint
 from jobs.io.lake import Lake
 from jobs.io.landing import LandedFile
-from jobs.io.text_lines import LINE_ERROR, TextFile
+from jobs.io.text_lines import LINE_ERROR, TextFile, read_lines
 from jobs.io.worker_files import FileCount, landed_counts
 from pipelines.ingest.local_times import clock_change_near, clocks_change
 from pipelines.ingest.quarantine import Parsed
@@ -141,6 +141,17 @@ class ParseContext:
                      zone_of(f.cluster), self.hashes[str(f.path)], resume.skip_bytes, resume.first_line)
             for f, resume in zip(files, resumes, strict=True)
         ]  # fmt: skip
+
+    def log_lines(self, files: list[LandedFile], zone_of, keep: bool = False) -> tuple[DataFrame, bool]:
+        """The lines of ``files`` (logs of local times in ``zone_of(cluster)``), and whether some
+        zone of theirs changes its clocks (pipelines.ingest.local_times then places the hour it
+        repeats). Near a change a file is read whole, a grown one too, its lines marked by
+        ``first_lines``; the lines are kept (read once) then, or when ``keep`` asks."""
+        changing, whole = daylight_saving(files, zone_of)
+        lines = read_lines(self.spark, self.text_files(files, zone_of, whole))
+        if changing:
+            lines = self.first_lines(lines, whole)
+        return (self.collector.keep(lines) if keep or changing else lines), changing
 
     def first_lines(self, lines: DataFrame, whole: Collection[str]) -> DataFrame:
         """``lines`` with ``_first_line``: where a grown file read whole (``whole``) has its new
