@@ -35,6 +35,8 @@ from pyspark.sql.types import (
     VariantType,
 )
 
+from pipelines.ingest.snapshots import FASTJSON_OPTIONS
+
 CORRUPT_RECORD = "corrupt_record"
 # Values are variants so that one bad entry (a string offset, a queue map that is not an
 # object) is rejected on its own while the rest of the file lands; see pipelines.ingest.snapshots.
@@ -47,10 +49,7 @@ SNAPSHOT_JSON_SCHEMA = StructType(
 )
 _JSON_OPTIONS = {
     "multiLine": "true",  # one document per file, pretty-printed over many lines
-    "allowUnquotedFieldNames": "true",  # fastjson writes queue ids as bare integers: {0:250}
-    # fastjson, which the broker reads the file back with, reads 007 as 7: so does the ingest, and
-    # one such value no longer makes the whole file unparseable
-    "allowNumericLeadingZeros": "true",
+    **FASTJSON_OPTIONS,
     "mode": "PERMISSIVE",
     "columnNameOfCorruptRecord": CORRUPT_RECORD,
     # A file deleted after listing, or an unreadable gzip stream, yields no row instead of

@@ -35,7 +35,7 @@ MISSING_FILE = "file missing at read time"
 EMPTY_FILE = "empty file (0 bytes)"
 BINARY_CONTENT = "binary content (NUL bytes), not a JSON document"
 INVALID_UTF8 = "not valid UTF-8 text"
-MALFORMED_JSON = "not parseable: malformed or truncated JSON, a table that is not a JSON object, or a queue id twice in one map"
+MALFORMED_JSON = "not parseable: malformed or truncated JSON, a table that is not a JSON object, or a queue id twice in one map beside a queue map that is not an object"
 NO_DOCUMENT = (
     "no JSON object in the file: blank text, an empty array, or unreadable (e.g. a corrupt gzip stream)"
 )
@@ -53,6 +53,7 @@ DOCUMENT_REASONS = (
     NO_OFFSET_TABLE,
 )
 DUPLICATE_KEY = "key occurs more than once in the table"
+DUPLICATE_QUEUE_ID = "queue id occurs more than once in the key's queue map"
 KEY_WITHOUT_AT = "key has no '@' between topic and group"
 EMPTY_TOPIC = "key has an empty topic"
 EMPTY_GROUP = "key has an empty group"
@@ -67,6 +68,17 @@ OFFSET_NEGATIVE = "offset is negative"
 OFFSET_TOO_LARGE = "offset is not below 2^53"
 
 _META = ("cluster", "broker", "snapshot_at", "snapshot_source", "source_file", "_file_hash")
+
+# How the broker's fastjson writes and reads these files, for Spark's JSON parser: queue ids as bare
+# integers ({0:250}), and 007 read as 7, so one such value does not make the whole file unparseable.
+FASTJSON_OPTIONS = {"allowUnquotedFieldNames": "true", "allowNumericLeadingZeros": "true"}
+# A queue id twice in one queue map makes the reader's variant parse refuse the whole document
+# (a variant holds an object's key once). Such a document is parsed again from its text with the
+# queue maps as maps, which keep both entries, so that only that queue's entries are rejected.
+_QUEUE_MAPS_SCHEMA = (
+    "struct<offsetTable: map<string, map<string, variant>>, lmqOffsetTable: map<string, variant>>"
+)
+QUEUE_MAPS = "_queue_maps"
 
 
 # A snapshot of one document: the files of the same broker, instant and kind (main and .bak).
@@ -93,18 +105,35 @@ class SnapshotSelection:
     files: DataFrame
 
 
-def document_failure() -> Column:
-    """Why a whole document is rejected (null: it can be exploded). Needs documents columns."""
+def with_queue_maps(documents: DataFrame) -> DataFrame:
+    """Documents with ``QUEUE_MAPS``: a consumer_offsets document the variant parse refused, parsed
+    again from its text with every queue map as a map (``_QUEUE_MAPS_SCHEMA``); null for every other
+    document, and for one that this parse refuses too."""
     corrupt = F.col("corrupt_record")
+    again = F.from_json(corrupt, _QUEUE_MAPS_SCHEMA, FASTJSON_OPTIONS)
+    refused = (F.col("document_kind") == "consumer_offsets") & corrupt.isNotNull() & F.is_valid_utf8(corrupt)
+    return documents.withColumn(
+        QUEUE_MAPS, F.when(refused & again.getField("offsetTable").isNotNull(), again)
+    )
+
+
+def document_failure() -> Column:
+    """Why a whole document is rejected (null: it can be exploded). Needs documents columns and
+    ``QUEUE_MAPS`` (``with_queue_maps``)."""
+    corrupt = F.col("corrupt_record")
+    parsed_again = F.col(QUEUE_MAPS).isNotNull()
     return first_failure(
         (F.col("file_size").isNotNull(), MISSING_FILE),
         (F.col("file_size") > 0, EMPTY_FILE),
         (corrupt.isNull() | ~corrupt.contains("\u0000"), BINARY_CONTENT),
         (corrupt.isNull() | F.is_valid_utf8(corrupt), INVALID_UTF8),
-        (corrupt.isNull(), MALFORMED_JSON),
+        (corrupt.isNull() | parsed_again, MALFORMED_JSON),
         (F.col("json_values") > 0, NO_DOCUMENT),
         (F.col("json_values") == 1, TOP_LEVEL_ARRAY),
-        (F.col("offset_table").isNotNull() | F.col("lmq_offset_table").isNotNull(), NO_OFFSET_TABLE),
+        (
+            F.col("offset_table").isNotNull() | F.col("lmq_offset_table").isNotNull() | parsed_again,
+            NO_OFFSET_TABLE,
+        ),
     )
 
 
@@ -188,22 +217,55 @@ def _table_entries(documents: DataFrame, table: str, name: str) -> DataFrame:
     )
 
 
-def _offset_table_rows(healthy: DataFrame) -> Parsed:
-    keys = _table_entries(healthy, "offset_table", "key").withColumn(
-        "queue_map", F.try_variant_get("value", "$", "map<string,variant>")
+def _queue_maps(healthy: DataFrame) -> DataFrame:
+    """One row per (file, key) of the offsetTable: ``_META``, ``line_no``, ``key``,
+    ``is_duplicate_key``, ``queue_map`` (null when the value is not an object), ``value_json``,
+    ``is_null`` and ``repeated_queues`` (the queue ids the map holds more than once)."""
+    columns = [*_META, "line_no", "key", "is_duplicate_key"]
+    parsed = _table_entries(healthy.where(F.col(QUEUE_MAPS).isNull()), "offset_table", "key").select(
+        *columns,
+        F.try_variant_get("value", "$", "map<string,variant>").alias("queue_map"),
+        F.to_json("value").alias("value_json"),
+        (F.col("value").isNull() | F.is_variant_null("value")).alias("is_null"),
+        F.array().cast("array<string>").alias("repeated_queues"),
     )
-    value_json = F.coalesce(F.to_json("value"), F.lit("null"))
+    again = healthy.where(F.col(QUEUE_MAPS).isNotNull()).withColumn(
+        "_offset_table", F.col(QUEUE_MAPS).getField("offsetTable")
+    )
+    parsed_again = (
+        _table_entries(again, "_offset_table", "key")
+        .withColumn("_queues", F.array_sort(F.map_keys("value")))
+        .select(
+            *columns,
+            F.col("value").alias("queue_map"),
+            F.to_json("value").alias("value_json"),
+            F.col("value").isNull().alias("is_null"),
+            F.coalesce(_duplicated_keys(F.col("_queues")), F.array()).alias("repeated_queues"),
+        )
+    )
+    return parsed.unionByName(parsed_again)
+
+
+def _offset_table_rows(healthy: DataFrame) -> Parsed:
+    keys = _queue_maps(healthy)
+    value_json = F.coalesce(F.col("value_json"), F.lit("null"))
     key_reason = first_failure(
         *key_checks(F.col("key")),
-        (F.col("value").isNotNull() & ~F.is_variant_null("value"), QUEUE_MAP_NULL),
+        (~F.col("is_null"), QUEUE_MAP_NULL),
         (F.col("queue_map").isNotNull(), QUEUE_MAP_NOT_OBJECT),
     )
     raw_key = F.concat(F.lit('"'), F.col("key"), F.lit('":'), value_json)
-    valid_keys = split_valid(keys, key_reason, raw_key, [*_META, "line_no", "key", "queue_map"])
+    valid_keys = split_valid(
+        keys, key_reason, raw_key, [*_META, "line_no", "key", "queue_map", "repeated_queues"]
+    )
     entries = valid_keys.landed.select(
-        *_META, "line_no", "key", F.explode("queue_map").alias("queue_text", "value")
+        *_META, "line_no", "key", "repeated_queues", F.explode("queue_map").alias("queue_text", "value")
     ).withColumn("offset_json", F.to_json("value"))
-    reason = first_failure(*queue_id_checks(F.col("queue_text")), *offset_checks(F.col("offset_json")))
+    reason = first_failure(
+        (~F.array_contains("repeated_queues", F.col("queue_text")), DUPLICATE_QUEUE_ID),
+        *queue_id_checks(F.col("queue_text")),
+        *offset_checks(F.col("offset_json")),
+    )
     raw = F.concat(
         F.lit('"'),
         F.col("key"),
@@ -244,7 +306,7 @@ def _with_key_parts(entries: DataFrame) -> DataFrame:
 def _split_documents(documents: DataFrame, kinds: tuple[str, ...]) -> tuple[DataFrame, DataFrame]:
     """(healthy documents of ``kinds``, their file-level rejections)."""
     raw = F.substring(F.make_valid_utf8(F.col("corrupt_record")), 1, RAW_TEXT_LIMIT)
-    tagged = documents.where(F.col("document_kind").isin(*kinds)).withColumn(
+    tagged = with_queue_maps(documents.where(F.col("document_kind").isin(*kinds))).withColumn(
         "line_no", F.lit(None).cast("long")
     )
     parts = split_valid(tagged, document_failure(), raw, list(tagged.columns))
@@ -258,6 +320,9 @@ def explode_snapshots(documents: DataFrame) -> Parsed:
     A bad file, key or entry becomes a rejected row; the rest of its file lands.
     """
     healthy, rejected_files = _split_documents(documents, ("consumer_offsets", "lmq"))
+    healthy = healthy.withColumn(
+        "lmq_offset_table", F.coalesce("lmq_offset_table", F.col(QUEUE_MAPS).getField("lmqOffsetTable"))
+    )
     lmq_file = F.col("document_kind") == "lmq"
     healthy = healthy.withColumn(
         "snapshot_source",
@@ -301,7 +366,7 @@ def snapshot_files(documents: DataFrame) -> DataFrame:
     """One bronze/snapshot_files row per document (less ``selection`` and ``is_replayed``):
     its snapshot, role, hash, and why it was rejected as a whole (``document_status``, null
     when the document is healthy, even with an empty table or every entry rejected)."""
-    return documents.select(
+    return with_queue_maps(documents).select(
         *SNAPSHOT_IDENTITY,
         "snapshot_source",
         "source_file",

@@ -196,6 +196,48 @@ def test_whole_documents_are_rejected_with_a_precise_reason(spark):
     ]
 
 
+def test_a_queue_id_twice_in_one_map_rejects_that_queue_and_the_rest_of_its_document_lands(spark):
+    # the reader's variant parse refuses such a document whole, and hands over its text
+    text = (
+        b'{"offsetTable":{"T@g":{0:1,1:4,0:2},"U@g":{0:5},"N@g":null},"lmqOffsetTable":{"%LMQ%q@%LMQ%q":8}}'
+    )
+    # beside a queue map that is not an object, the maps cannot be read as maps: the file stays refused
+    both_text = b'{"offsetTable":{"T@g":{0:1,0:2},"Q@g":[1]}}'
+    rows = documents(
+        spark,
+        doc("a.json", corrupt=text),
+        doc("cut.json", corrupt=b'{"offsetTable":{"T@g":{0:1,0:2'),
+        doc("both.json", corrupt=both_text),
+    )
+    parsed = explode_snapshots(rows)
+    assert landed_rows(parsed) == sorted(
+        [
+            snapshot_row("T", "g", "normal", 1, 4),
+            snapshot_row("U", "g", "normal", 0, 5),
+            snapshot_row("%LMQ%q", "%LMQ%q", "normal", 0, 8),
+        ],
+        key=lambda r: sorted(map(str, r.items())),
+    )
+    repeated = "queue id occurs more than once in the key's queue map"
+    a, cut, both = ("/landing/a.json", None), ("/landing/cut.json", None), ("/landing/both.json", None)
+    assert rejected_rows(parsed) == sorted(
+        [
+            (*a, repeated, '"T@g":{0:1}', "prod", "hash-a.json"),
+            (*a, repeated, '"T@g":{0:2}', "prod", "hash-a.json"),
+            (*a, "queue map is null", '"N@g":null', "prod", "hash-a.json"),
+            (*both, snapshots.MALFORMED_JSON, both_text.decode(), "prod", "hash-both.json"),
+            (*cut, snapshots.MALFORMED_JSON, '{"offsetTable":{"T@g":{0:1,0:2', "prod", "hash-cut.json"),
+        ],
+        key=str,
+    )
+    status = {r.source_file: r.document_status for r in snapshots.snapshot_files(rows).collect()}
+    assert status == {
+        "/landing/a.json": None,
+        "/landing/cut.json": snapshots.MALFORMED_JSON,
+        "/landing/both.json": snapshots.MALFORMED_JSON,
+    }
+
+
 def test_rejected_text_is_capped(spark, monkeypatch):
     monkeypatch.setattr(snapshots, "RAW_TEXT_LIMIT", 8)
     parsed = explode_snapshots(documents(spark, doc("cut.json", corrupt=b'{"offsetTable":{"T@g":{0:25')))
