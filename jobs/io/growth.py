@@ -8,11 +8,13 @@ numbered on from the earlier copy's. A last line the earlier copy cut short is r
 from its start, and replaces the earlier copy's row of it. A copy that is not a prefix (the file
 was rewritten) is read in full, as another version of the path.
 
-A compressed file is compared by its decompressed content, with the copies ingested of any path
-of its kind, cluster and broker (their content: a compressed copy's is recorded with it,
-``content_digest``): a rotated log (``otherdays/broker.1.log.gz``) or an archived commit stream
-holds the lines its live file's copies landed, and adds only the others; an archive landed again
-longer, or compressed again otherwise, adds only what the earlier archive did not hold.
+A file is compared by its content (decompressed, for a gzip stream), with the copies ingested of
+any path of its kind, cluster and broker whose content begins as its does (the first ``HEAD_BYTES``,
+recorded with each copy: ``head_digest``; a compressed copy's content is recorded with it too,
+``content_digest``): a rotated log (``otherdays/broker.1.log.gz``, or a plain file logback renamed)
+or an archived commit stream holds the lines its live file's copies landed, and adds only the
+others; an archive landed again longer, or compressed again otherwise, adds only what the earlier
+archive did not hold; a plain copy of an archive adds only what the archive did not hold.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ GZIP_MAGIC = b"\x1f\x8b"
 BLOCK_BYTES = 1 << 20  # an earlier copy is hashed as it is read, a block at a time
 CHUNK_BYTES = 32 << 20  # a file's content is read in blocks this large (content_blocks)
 DAMAGE = (OSError, EOFError, zlib.error)  # what reading a damaged gzip stream raises
+# a copy of another path is compared with a file in full only if their contents begin with the
+# same bytes, this many (every copy of a kind, cluster and broker is a candidate)
+HEAD_BYTES = 4096
 
 
 @dataclass(frozen=True)
@@ -104,6 +109,27 @@ def content_digest(path: Path) -> tuple[int, str] | None:
     return (size, digest.hexdigest()) if size else None
 
 
+def content_head(path: Path) -> bytes:
+    """The first ``HEAD_BYTES`` of the file's content (decompressed, for a gzip stream): fewer when
+    the content is shorter, or the stream damaged within them."""
+    head = b""
+    try:
+        with gzip.open(path, "rb") if is_compressed(path) else path.open("rb") as handle:
+            while len(head) < HEAD_BYTES and (piece := handle.read1(HEAD_BYTES - len(head))):
+                head += piece
+    except DAMAGE:
+        pass
+    return head
+
+
+def head_digest(head: bytes, size: int) -> str | None:
+    """The SHA-256 of a content's first ``min(size, HEAD_BYTES)`` bytes, given its ``head``
+    (``content_head``): what a copy of ``size`` bytes records, and what a file whose content begins
+    with ``head`` must match to continue it. None: ``head`` is shorter than that."""
+    length = min(size, HEAD_BYTES)
+    return hashlib.sha256(head[:length]).hexdigest() if len(head) >= length else None
+
+
 class _Content:
     """A file's content (decompressed if it is a gzip stream), read forward, with a look ahead."""
 
@@ -129,9 +155,9 @@ def resume_point(path: Path, earlier: Iterable[tuple[int, str]]) -> ResumePoint 
     One pass over the content, as far as the largest copy: the running hash is compared at
     each copy's size."""
     compressed = is_compressed(path)
-    size = path.stat().st_size
-    # a plain copy as long as the file would be the file itself (the same content is not new)
-    copies = sorted({(n, h) for n, h in earlier if n > 0 and (compressed or n < size)})
+    # a copy of the same content continues the file with nothing new (a copy ingested of this very
+    # content is the file itself, which is never ingested twice)
+    copies = sorted({(n, h) for n, h in earlier if n > 0})
     if not copies:
         return None
     digest = hashlib.sha256()

@@ -26,7 +26,16 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from jobs.io.checked_commits import CheckedCommitWriter
-from jobs.io.growth import FROM_START, ResumePoint, content_digest, is_compressed, resume_point
+from jobs.io.growth import (
+    FROM_START,
+    HEAD_BYTES,
+    ResumePoint,
+    content_digest,
+    content_head,
+    head_digest,
+    is_compressed,
+    resume_point,
+)
 from jobs.io.lake import Lake
 from jobs.io.landing import LandedFile, content_hashes, discover
 from jobs.io.worker_files import FileCount
@@ -65,37 +74,54 @@ def _group(file: LandedFile) -> Group:
 @dataclass(frozen=True)
 class Copies:
     """The content of the ingested copies of growing files: by path, and by (source kind, cluster,
-    broker), which a compressed file may continue; ``row_hashes``: by content hash, the
-    ``_file_hash`` its rows landed with (a compressed copy's is its file's, not its content's)."""
+    broker), which a file of another path may continue; ``row_hashes``: by content hash, the
+    ``_file_hash`` its rows landed with (a compressed copy's is its file's, not its content's);
+    ``heads``: by content hash, the digest of its first bytes (jobs.io.growth.head_digest)."""
 
     by_path: dict[str, set[Content]]
     by_group: dict[Group, set[Content]]
     row_hashes: dict[str, str]
+    heads: dict[str, str]
 
-    def add(self, path: str | None, group: Group, content: Content, file_hash: str) -> None:
-        """Count a copy's content among the copies (``path`` None: its group's only). The first
-        copy of a content keeps its row hash: a later one of the same content landed nothing."""
-        if path is not None:
-            self.by_path.setdefault(path, set()).add(content)
+    def add(self, path: str, group: Group, content: Content, file_hash: str, head: str | None) -> None:
+        """Count a copy's content among the copies. The first copy of a content keeps its row hash:
+        a later one of the same content landed nothing."""
+        self.by_path.setdefault(path, set()).add(content)
         self.by_group.setdefault(group, set()).add(content)
         self.row_hashes.setdefault(content[1], file_hash)
+        if head is not None:
+            self.heads.setdefault(content[1], head)
 
     def copy(self) -> Copies:
         return Copies(
             {path: set(c) for path, c in self.by_path.items()},
             {group: set(c) for group, c in self.by_group.items()},
             dict(self.row_hashes),
+            dict(self.heads),
         )
 
-    def before(self, file: LandedFile, compressed: bool) -> set[Content]:
-        """The copies ``file`` may continue: its path's, and for a compressed file its group's (a
-        rotated log holds the lines its live file's copies landed; jobs.io.growth)."""
-        if compressed:
-            return self.by_group.get(_group(file), set())
-        return self.by_path.get(str(file.path), set())
+    def before(self, file: LandedFile, compressed: bool, head: bytes) -> set[Content]:
+        """The copies ``file`` may continue, its content beginning with ``head``: its path's, and
+        those of its group whose content begins as its does (a rotated log holds the lines its live
+        file's copies landed, a plain copy of an archive the archive's; jobs.io.growth). A copy
+        recorded without its head, before heads were recorded, counts for a compressed file only."""
+        found = set(self.by_path.get(str(file.path), set()))
+        digests: dict[int, str | None] = {}  # by min(size, HEAD_BYTES): most copies share one
+        for content in self.by_group.get(_group(file), set()):
+            recorded = self.heads.get(content[1])
+            if recorded is None:
+                if compressed:
+                    found.add(content)
+                continue
+            length = min(content[0], HEAD_BYTES)
+            if length not in digests:
+                digests[length] = head_digest(head, length)
+            if recorded == digests[length]:
+                found.add(content)
+        return found
 
 
-NO_COPIES = Copies({}, {}, {})
+NO_COPIES = Copies({}, {}, {}, {})
 
 
 def _in_interval(file: LandedFile, start: datetime | None, end: datetime | None) -> bool:
@@ -111,7 +137,8 @@ def _known_files(lake: Lake):
         lake.read(INGEST_RUNS)
         .select(
             "source_file", "source_kind", "cluster", "broker", "file_size", "file_mtime_ns", "_file_hash",
-            "identity", "batch_id", "status", "content_size", "content_hash", "ingested_at", "records_read",
+            "identity", "batch_id", "status", "content_size", "content_hash", "content_head", "ingested_at",
+            "records_read",
         )
         .collect()
     )  # fmt: skip
@@ -126,39 +153,45 @@ def _known_files(lake: Lake):
         elif r.status == "ingested":
             # a compressed copy's content is recorded with it; a plain one's is its file
             content = (r.content_size, r.content_hash) if r.content_hash else (r.file_size, r._file_hash)
-            copies.add(r.source_file, (r.source_kind, r.cluster, r.broker), content, r._file_hash)
+            copies.add(
+                r.source_file, (r.source_kind, r.cluster, r.broker), content, r._file_hash, r.content_head
+            )
     return cache, done, pending, copies
 
 
 @dataclass(frozen=True)
 class Growth:
     """Of a batch's growing files, by path: where those that continue an ingested copy have their
-    new lines (``points``), and the content of the compressed ones (``contents``; None: nothing of
-    it could be read)."""
+    new lines (``points``), the content of the compressed ones (``contents``; None: nothing of it
+    could be read) and the digest of each one's first bytes (``heads``; jobs.io.growth.head_digest)."""
 
     points: dict[str, ResumePoint]
     contents: dict[str, Content | None]
+    heads: dict[str, str | None]
 
 
 def _growth(candidates: list[Candidate], copies: Copies) -> Growth:
-    """The batch's Growth. A compressed file may also continue a plain file of its batch (a live log
-    and its rotated copy collected at once) or a compressed one of no more content (an archive and
-    a longer one), so the compressed files are compared after the plain ones, shortest first."""
+    """The batch's Growth. A file may also continue one of its batch with less content (a live log
+    and its rotated copy collected at once, an archive and a longer one, an archive and a plain
+    copy of it), so the batch's files are compared shortest content first, a plain file before a
+    compressed one of the same length."""
     growing = [c for c in candidates if BY_KIND[c.file.source_kind].grows]
     contents = {str(c.file.path): content_digest(c.file.path) for c in growing if is_compressed(c.file.path)}
+    first_bytes = {str(c.file.path): content_head(c.file.path) for c in growing}
     copies = copies.copy()
-    for c in growing:
-        if str(c.file.path) not in contents:
-            copies.add(None, _group(c.file), (c.file.size, c.file_hash), c.file_hash)
+
+    def content(c: Candidate) -> Content | None:
+        path = str(c.file.path)
+        return contents.get(path, (c.file.size, c.file_hash))
 
     def order(c: Candidate) -> tuple:
         path = str(c.file.path)
-        return path in contents, (contents.get(path) or (0, ""))[0], path
+        return (content(c) or (0, ""))[0], path in contents, path
 
-    points = {}
+    points, heads = {}, {}
     for c in sorted(growing, key=order):
         path = str(c.file.path)
-        if (earlier := copies.before(c.file, path in contents)) and (
+        if (earlier := copies.before(c.file, path in contents, first_bytes[path])) and (
             point := resume_point(c.file.path, earlier)
         ):
             # the copy's rows carry its file's hash, which is not its content's if it was compressed
@@ -170,9 +203,10 @@ def _growth(candidates: list[Candidate], copies: Copies) -> Growth:
                 path, point.grew_from_hash[:12], point.first_line,
             )  # fmt: skip
             points[path] = point
-        if contents.get(path):
-            copies.add(None, _group(c.file), contents[path], c.file_hash)
-    return Growth(points, contents)
+        if own := content(c):
+            heads[path] = head_digest(first_bytes[path], own[0])
+            copies.add(path, _group(c.file), own, c.file_hash, heads[path])
+    return Growth(points, contents, heads)
 
 
 def _candidates(files: list[LandedFile], cache) -> list[Candidate]:
@@ -225,16 +259,18 @@ def _ops_row(
     identity: str | None = None,
     resume: ResumePoint = FROM_START,
     content: Content | None = None,
+    head: str | None = None,
 ) -> tuple:
     """One ops/ingest_runs row of a landed file (``count``: its record accounting, None: nothing
-    yet; ``resume``: where its reading began; ``content``: a compressed file's)."""
+    yet; ``resume``: where its reading began; ``content``: a compressed file's; ``head``: a
+    growing file's first bytes' digest)."""
     landed, quarantined = (count.records_landed, count.records_quarantined) if count else (0, 0)
     return (
         run_id, batch_id, str(c.file.path), c.file.source_kind, c.file.cluster, c.file.broker, c.file.event_at,
         identity or c.identity, c.file_hash, c.file.size, c.file.mtime_ns, status, reason,
         landed + quarantined, landed, quarantined, count.event_min_at if count else None,
         count.event_max_at if count else None, at, resume.grew_from_hash, resume.reread_line,
-        *(content or (None, None)),
+        *(content or (None, None)), head,
     )  # fmt: skip
 
 
@@ -305,7 +341,11 @@ def _append(
 def _read_as(growth: Growth, c: Candidate) -> dict:
     """_ops_row's ``resume`` and ``content`` of a candidate."""
     path = str(c.file.path)
-    return {"resume": growth.points.get(path, FROM_START), "content": growth.contents.get(path)}
+    return {
+        "resume": growth.points.get(path, FROM_START),
+        "content": growth.contents.get(path),
+        "head": growth.heads.get(path),
+    }
 
 
 def _final_rows(

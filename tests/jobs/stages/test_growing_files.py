@@ -314,6 +314,41 @@ def test_an_archive_landed_again_longer_or_compressed_otherwise_adds_only_its_ne
 
 
 @pytest.mark.slow
+def test_a_plain_copy_of_an_archive_adds_only_the_lines_the_archive_did_not_hold(spark, tmp_path):
+    """Each commit stream and log lands first as a compressed archive of part of it (a commit stream
+    cut at a line's end, a log inside its last number); then the whole content lands plain beside it
+    (the archive unpacked, or the file it was made of collected later). The plain file adds only the
+    lines the archive did not hold, and the lake's replay equals one that landed the whole files once."""
+    whole, landing = tmp_path / "whole", tmp_path / "landing"
+    commit_files, logs = _streams_and_logs(whole, landing)
+    for path in [*commit_files, *logs]:
+        data = path.read_bytes()
+        cut = (
+            _cut_in_last_number(data, logs[path])
+            if path in logs
+            else data[: data.index(b"\n", len(data) // 2) + 1]
+        )
+        path.with_name(path.name + ".gz").write_bytes(gzip.compress(cut))
+        path.unlink()
+
+    settings, lake, reference = Settings(), tmp_path / "lake", tmp_path / "reference"
+    first = run_stages(settings, lake, landing, START, END, "r1")
+    for path in [*commit_files, *logs]:
+        shutil.copy(whole / path.relative_to(landing), path)
+    second = run_stages(settings, lake, landing, START, END, "r2")
+    once = run_stages(settings, reference, whole, START, END, "r1")
+    assert not (first.quality_failed or second.quality_failed or once.quality_failed)
+
+    runs = DeltaTable(str(lake / "ops/ingest_runs")).to_pyarrow_table().to_pylist()
+    archives = {r["source_file"]: r["_file_hash"] for r in runs if r["run_id"] == "r1"}
+    unpacked = [r for r in runs if r["run_id"] == "r2"]
+    assert len(unpacked) == len(commit_files) + len(logs)
+    assert all(r["grew_from_hash"] == archives[r["source_file"] + ".gz"] for r in unpacked)
+    assert sum(r["reread_line"] is not None for r in unpacked) == len(logs)
+    _assert_landed_as_once(reference, lake, cut_rows=len(logs))
+
+
+@pytest.mark.slow
 def test_an_archive_continues_one_a_crashed_run_left_pending(spark, tmp_path, monkeypatch):
     """A run lands an archive of each commit stream's first half and crashes before recording it
     ingested; the complete archive lands beside it. The next run completes the crashed batch first,

@@ -1,0 +1,101 @@
+"""Which ingested copies a growing file of a batch continues (jobs.stages.ingest), without Spark:
+files on disk, copies as ops/ingest_runs records them."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+from datetime import UTC, datetime
+from pathlib import Path
+
+from jobs.io.growth import content_head, head_digest
+from jobs.io.landing import LandedFile
+from jobs.stages.ingest import NO_COPIES, Candidate, _growth
+
+# more than HEAD_BYTES, half of it more too
+LINES = b"".join(
+    b'{"committed_at":"2026-11-21T00:%02d:%02dZ","offset":%d}\n' % (i // 60, i % 60, i) for i in range(200)
+)
+HALF = LINES[: LINES.index(b"\n", len(LINES) // 2) + 1]
+GROUP = ("commits", "prod", None)
+
+
+def _candidate(path: Path) -> Candidate:
+    stat = path.stat()
+    landed = LandedFile(
+        path=path, relative=path.name, source_kind="commits", cluster="prod", broker=None,
+        event_at=datetime(2026, 11, 21, tzinfo=UTC), time_source="mtime", size=stat.st_size,
+        mtime_ns=stat.st_mtime_ns,
+    )  # fmt: skip
+    file_hash = hashlib.sha256(path.read_bytes()).hexdigest()
+    return Candidate(landed, file_hash, f"commits|prod|{file_hash}")
+
+
+def _content(data: bytes) -> tuple[int, str]:
+    return len(data), hashlib.sha256(data).hexdigest()
+
+
+def _archive(path: Path, data: bytes) -> Candidate:
+    path.write_bytes(gzip.compress(data))
+    return _candidate(path)
+
+
+def _plain(path: Path, data: bytes) -> Candidate:
+    path.write_bytes(data)
+    return _candidate(path)
+
+
+def test_a_plain_copy_of_an_archive_landed_before_it_adds_only_what_the_archive_did_not_hold(tmp_path):
+    archive = _archive(tmp_path / "00.jsonl.gz", HALF)
+    copies = NO_COPIES.copy()
+    head = head_digest(content_head(archive.file.path), len(HALF))
+    copies.add(str(archive.file.path), GROUP, _content(HALF), archive.file_hash, head)
+
+    unpacked = _plain(tmp_path / "unpacked-00.jsonl", LINES)
+    growth = _growth([unpacked], copies)
+    point = growth.points[str(unpacked.file.path)]
+    # the rows the archive landed carry the archive's file hash, not its content's
+    assert (point.skip_bytes, point.first_line, point.grew_from_hash) == (len(HALF), HALF.count(b"\n") + 1, archive.file_hash)
+    assert growth.heads[str(unpacked.file.path)] == head_digest(LINES, len(LINES))
+
+
+def test_in_one_batch_the_shorter_content_is_landed_first_and_the_longer_continues_it(tmp_path):
+    """An archive of a stream's first half and a plain copy of the whole stream, collected at once;
+    and the same content twice, plain and compressed: the plain one lands it, the archive nothing."""
+    archive = _archive(tmp_path / "00.jsonl.gz", HALF)
+    whole = _plain(tmp_path / "00.jsonl", LINES)
+    again = _archive(tmp_path / "otherdays-00.jsonl.gz", LINES)
+    growth = _growth([again, whole, archive], NO_COPIES)
+    assert str(archive.file.path) not in growth.points  # read whole
+    assert growth.points[str(whole.file.path)].grew_from_hash == archive.file_hash
+    nothing_new = growth.points[str(again.file.path)]
+    assert (nothing_new.skip_bytes, nothing_new.grew_from_hash) == (len(LINES), whole.file_hash)
+    assert growth.contents == {str(archive.file.path): _content(HALF), str(again.file.path): _content(LINES)}
+
+
+def test_a_copy_of_another_path_counts_only_when_its_content_begins_as_the_files(tmp_path):
+    other = b'{"committed_at":"2026-11-21T01:00:00Z","offset":1}\n'
+    copies = NO_COPIES.copy()
+    copies.add("/landing/other.jsonl", GROUP, _content(other), "h-other", head_digest(other, len(other)))
+    copies.add("/landing/half.jsonl", GROUP, _content(HALF), "h-half", head_digest(HALF, len(HALF)))
+    # a copy ingested before heads were recorded: a compressed file's content may still continue it
+    legacy = LINES[: LINES.index(b"\n") + 1]
+    copies.add("/landing/legacy.jsonl", GROUP, _content(legacy), "h-legacy", None)
+
+    plain = _plain(tmp_path / "00.jsonl", LINES)
+    assert copies.before(plain.file, False, content_head(plain.file.path)) == {_content(HALF)}
+    packed = _archive(tmp_path / "00.jsonl.gz", LINES)
+    assert copies.before(packed.file, True, content_head(packed.file.path)) == {
+        _content(HALF),
+        _content(legacy),
+    }
+    # another group's copies are never candidates
+    elsewhere = NO_COPIES.copy()
+    elsewhere.add("/landing/half.jsonl", ("commits", "dev", None), _content(HALF), "h", head_digest(HALF, 99))
+    assert elsewhere.before(plain.file, False, content_head(plain.file.path)) == set()
+
+
+def test_a_content_shorter_than_a_copys_head_cannot_continue_it(tmp_path):
+    assert head_digest(b"abc", 10) is None
+    assert head_digest(b"abc", 3) == hashlib.sha256(b"abc").hexdigest()
+    assert head_digest(LINES, 10**9) == hashlib.sha256(LINES[:4096]).hexdigest()
