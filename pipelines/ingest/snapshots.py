@@ -35,7 +35,7 @@ MISSING_FILE = "file missing at read time"
 EMPTY_FILE = "empty file (0 bytes)"
 BINARY_CONTENT = "binary content (NUL bytes), not a JSON document"
 INVALID_UTF8 = "not valid UTF-8 text"
-MALFORMED_JSON = "not parseable: malformed or truncated JSON, a table that is not a JSON object, or a queue id twice in one map beside a queue map that is not an object"
+MALFORMED_JSON = "not parseable: malformed or truncated JSON, a table that is not a JSON object, or a queue id twice in one map"
 NO_DOCUMENT = (
     "no JSON object in the file: blank text, an empty array, or unreadable (e.g. a corrupt gzip stream)"
 )
@@ -74,10 +74,14 @@ _META = ("cluster", "broker", "snapshot_at", "snapshot_source", "source_file", "
 FASTJSON_OPTIONS = {"allowUnquotedFieldNames": "true", "allowNumericLeadingZeros": "true"}
 # A queue id twice in one queue map makes the reader's variant parse refuse the whole document
 # (a variant holds an object's key once). Such a document is parsed again from its text with the
-# queue maps as maps, which keep both entries, so that only that queue's entries are rejected.
+# queue maps as maps, which keep both entries, so that only that queue's entries are rejected; a
+# parse that fails anywhere else (_PARSE_FAILURE) leaves the document refused.
+_PARSE_FAILURE = "_parse_failure"
 _QUEUE_MAPS_SCHEMA = (
-    "struct<offsetTable: map<string, map<string, variant>>, lmqOffsetTable: map<string, variant>>"
+    "struct<offsetTable: map<string, map<string, variant>>, lmqOffsetTable: map<string, variant>, "
+    f"{_PARSE_FAILURE}: string>"
 )
+_QUEUE_MAPS_OPTIONS = {**FASTJSON_OPTIONS, "mode": "PERMISSIVE", "columnNameOfCorruptRecord": _PARSE_FAILURE}
 QUEUE_MAPS = "_queue_maps"
 
 
@@ -106,15 +110,15 @@ class SnapshotSelection:
 
 
 def with_queue_maps(documents: DataFrame) -> DataFrame:
-    """Documents with ``QUEUE_MAPS``: a consumer_offsets document the variant parse refused, parsed
-    again from its text with every queue map as a map (``_QUEUE_MAPS_SCHEMA``); null for every other
-    document, and for one that this parse refuses too."""
+    """Documents with ``QUEUE_MAPS``: an offsets document (consumer_offsets or lmq) the variant parse
+    refused, parsed again from its text with every queue map as a map (``_QUEUE_MAPS_SCHEMA``); null
+    for every other document, and for one that this parse refuses too, even in part (Spark keeps
+    the fields it could parse of a record it refuses)."""
     corrupt = F.col("corrupt_record")
-    again = F.from_json(corrupt, _QUEUE_MAPS_SCHEMA, FASTJSON_OPTIONS)
-    refused = (F.col("document_kind") == "consumer_offsets") & corrupt.isNotNull() & F.is_valid_utf8(corrupt)
-    return documents.withColumn(
-        QUEUE_MAPS, F.when(refused & again.getField("offsetTable").isNotNull(), again)
-    )
+    again = F.from_json(corrupt, _QUEUE_MAPS_SCHEMA, _QUEUE_MAPS_OPTIONS)
+    refused = F.col("document_kind").isin("consumer_offsets", "lmq") & corrupt.isNotNull()
+    parsed = again.getField("offsetTable").isNotNull() & again.getField(_PARSE_FAILURE).isNull()
+    return documents.withColumn(QUEUE_MAPS, F.when(refused & F.is_valid_utf8(corrupt) & parsed, again))
 
 
 def document_failure() -> Column:

@@ -201,13 +201,17 @@ def test_a_queue_id_twice_in_one_map_rejects_that_queue_and_the_rest_of_its_docu
     text = (
         b'{"offsetTable":{"T@g":{0:1,1:4,0:2},"U@g":{0:5},"N@g":null},"lmqOffsetTable":{"%LMQ%q@%LMQ%q":8}}'
     )
-    # beside a queue map that is not an object, the maps cannot be read as maps: the file stays refused
+    # beside a queue map that is not an object, or a table that is not one, the maps cannot be read
+    # as maps (only in part): the file stays refused
     both_text = b'{"offsetTable":{"T@g":{0:1,0:2},"Q@g":[1]}}'
+    lmq_text = b'{"offsetTable":{"T@g":{0:1,0:2}},"lmqOffsetTable":[1]}'
     rows = documents(
         spark,
         doc("a.json", corrupt=text),
         doc("cut.json", corrupt=b'{"offsetTable":{"T@g":{0:1,0:2'),
         doc("both.json", corrupt=both_text),
+        doc("lmq-table.json", corrupt=lmq_text),
+        doc("lmqConsumerOffset.json", corrupt=b'{"offsetTable":{"V@g":{3:1,3:2,4:6}}}', kind="lmq"),
     )
     parsed = explode_snapshots(rows)
     assert landed_rows(parsed) == sorted(
@@ -215,6 +219,7 @@ def test_a_queue_id_twice_in_one_map_rejects_that_queue_and_the_rest_of_its_docu
             snapshot_row("T", "g", "normal", 1, 4),
             snapshot_row("U", "g", "normal", 0, 5),
             snapshot_row("%LMQ%q", "%LMQ%q", "normal", 0, 8),
+            snapshot_row("V", "g", "normal", 4, 6, source="lmq", name="lmqConsumerOffset.json"),
         ],
         key=lambda r: sorted(map(str, r.items())),
     )
@@ -227,6 +232,30 @@ def test_a_queue_id_twice_in_one_map_rejects_that_queue_and_the_rest_of_its_docu
             (*a, "queue map is null", '"N@g":null', "prod", "hash-a.json"),
             (*both, snapshots.MALFORMED_JSON, both_text.decode(), "prod", "hash-both.json"),
             (*cut, snapshots.MALFORMED_JSON, '{"offsetTable":{"T@g":{0:1,0:2', "prod", "hash-cut.json"),
+            (
+                "/landing/lmq-table.json",
+                None,
+                snapshots.MALFORMED_JSON,
+                lmq_text.decode(),
+                "prod",
+                "hash-lmq-table.json",
+            ),
+            (
+                "/landing/lmqConsumerOffset.json",
+                None,
+                repeated,
+                '"V@g":{3:1}',
+                "prod",
+                "hash-lmqConsumerOffset.json",
+            ),
+            (
+                "/landing/lmqConsumerOffset.json",
+                None,
+                repeated,
+                '"V@g":{3:2}',
+                "prod",
+                "hash-lmqConsumerOffset.json",
+            ),
         ],
         key=str,
     )
@@ -235,6 +264,8 @@ def test_a_queue_id_twice_in_one_map_rejects_that_queue_and_the_rest_of_its_docu
         "/landing/a.json": None,
         "/landing/cut.json": snapshots.MALFORMED_JSON,
         "/landing/both.json": snapshots.MALFORMED_JSON,
+        "/landing/lmq-table.json": snapshots.MALFORMED_JSON,
+        "/landing/lmqConsumerOffset.json": None,
     }
 
 
