@@ -14,7 +14,9 @@ recorded with each copy: ``head_digest``; a compressed copy's content is recorde
 ``content_digest``): a rotated log (``otherdays/broker.1.log.gz``, or a plain file logback renamed)
 or an archived commit stream holds the lines its live file's copies landed, and adds only the
 others; an archive landed again longer, or compressed again otherwise, adds only what the earlier
-archive did not hold; a plain copy of an archive adds only what the archive did not hold.
+archive did not hold; a plain copy of an archive adds only what the archive did not hold. An older,
+shorter copy landed after a longer one adds nothing, when the longer copy's file is still landed as
+it was ingested (``held_lines``).
 """
 
 from __future__ import annotations
@@ -182,6 +184,24 @@ def resume_point(path: Path, earlier: Iterable[tuple[int, str]]) -> ResumePoint 
     except DAMAGE:
         pass  # a damaged stream: the copies it holds whole still count
     return found
+
+
+def held_lines(path: Path, size: int, content_hash: str) -> int | None:
+    """The newlines of a content of ``size`` bytes and SHA-256 ``content_hash``, if the content of
+    the file at ``path`` begins with it (it is an older, shorter copy of that file's); None if not."""
+    digest, lines, offset = hashlib.sha256(), 0, 0
+    try:
+        with gzip.open(path, "rb") if is_compressed(path) else path.open("rb") as handle:
+            while offset < size:
+                block = handle.read(min(BLOCK_BYTES, size - offset))
+                if not block:
+                    return None
+                digest.update(block)
+                lines += block.count(b"\n")
+                offset += len(block)
+    except DAMAGE:
+        return None
+    return lines if digest.hexdigest() == content_hash else None
 
 
 def _peek(content: _Content) -> bytes:

@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import partial
+from pathlib import Path
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -33,6 +35,7 @@ from jobs.io.growth import (
     content_digest,
     content_head,
     head_digest,
+    held_lines,
     is_compressed,
     resume_point,
 )
@@ -76,19 +79,24 @@ class Copies:
     """The content of the ingested copies of growing files: by path, and by (source kind, cluster,
     broker), which a file of another path may continue; ``row_hashes``: by content hash, the
     ``_file_hash`` its rows landed with (a compressed copy's is its file's, not its content's);
-    ``heads``: by content hash, the digest of its first bytes (jobs.io.growth.head_digest)."""
+    ``heads``: by content hash, the digest of its first bytes (jobs.io.growth.head_digest);
+    ``files``: by content hash, the landed file (path, size, mtime) of the copy that holds it."""
 
     by_path: dict[str, set[Content]]
     by_group: dict[Group, set[Content]]
     row_hashes: dict[str, str]
     heads: dict[str, str]
+    files: dict[str, tuple[str, int, int]]
 
-    def add(self, path: str, group: Group, content: Content, file_hash: str, head: str | None) -> None:
-        """Count a copy's content among the copies. The first copy of a content keeps its row hash:
-        a later one of the same content landed nothing."""
-        self.by_path.setdefault(path, set()).add(content)
+    def add(
+        self, file: tuple[str, int, int], group: Group, content: Content, file_hash: str, head: str | None
+    ) -> None:
+        """Count a copy's content among the copies (``file``: its path, size and mtime). The first
+        copy of a content keeps its row hash and file: a later one of the same content landed nothing."""
+        self.by_path.setdefault(file[0], set()).add(content)
         self.by_group.setdefault(group, set()).add(content)
         self.row_hashes.setdefault(content[1], file_hash)
+        self.files.setdefault(content[1], file)
         if head is not None:
             self.heads.setdefault(content[1], head)
 
@@ -98,7 +106,32 @@ class Copies:
             {group: set(c) for group, c in self.by_group.items()},
             dict(self.row_hashes),
             dict(self.heads),
+            dict(self.files),
         )
+
+    def holding(self, file: LandedFile, content: Content, head: bytes) -> ResumePoint | None:
+        """Where ``file`` (of ``content``, beginning with ``head``) has nothing new, when a longer copy
+        ingested before holds all of it: an older copy of a file, landed after a newer one. Only a
+        copy whose file is still landed as it was ingested can tell, and only of a content of at
+        least HEAD_BYTES (a shorter one would be compared with every longer copy's file)."""
+        size, content_hash = content
+        if size < HEAD_BYTES:
+            return None
+        first = head_digest(head, HEAD_BYTES)
+        for longer_size, longer_hash in self.by_group.get(_group(file), set()):
+            landed = self.files.get(longer_hash)
+            if longer_size <= size or landed is None or self.heads.get(longer_hash) != first:
+                continue
+            path, landed_size, mtime_ns = landed
+            try:
+                stat = os.stat(path)
+            except OSError:
+                continue
+            if (stat.st_size, stat.st_mtime_ns) != (landed_size, mtime_ns):
+                continue  # the path holds another copy now
+            if (lines := held_lines(Path(path), size, content_hash)) is not None:
+                return ResumePoint(size, lines + 1, longer_hash)
+        return None
 
     def before(self, file: LandedFile, compressed: bool, head: bytes) -> set[Content]:
         """The copies ``file`` may continue, its content beginning with ``head``: its path's, and
@@ -121,7 +154,7 @@ class Copies:
         return found
 
 
-NO_COPIES = Copies({}, {}, {}, {})
+NO_COPIES = Copies({}, {}, {}, {}, {})
 
 
 def _in_interval(file: LandedFile, start: datetime | None, end: datetime | None) -> bool:
@@ -153,9 +186,8 @@ def _known_files(lake: Lake):
         elif r.status == "ingested":
             # a compressed copy's content is recorded with it; a plain one's is its file
             content = (r.content_size, r.content_hash) if r.content_hash else (r.file_size, r._file_hash)
-            copies.add(
-                r.source_file, (r.source_kind, r.cluster, r.broker), content, r._file_hash, r.content_head
-            )
+            landed = (r.source_file, r.file_size, r.file_mtime_ns)
+            copies.add(landed, (r.source_kind, r.cluster, r.broker), content, r._file_hash, r.content_head)
     return cache, done, pending, copies
 
 
@@ -190,10 +222,12 @@ def _growth(candidates: list[Candidate], copies: Copies) -> Growth:
 
     points, heads = {}, {}
     for c in sorted(growing, key=order):
-        path = str(c.file.path)
-        if (earlier := copies.before(c.file, path in contents, first_bytes[path])) and (
-            point := resume_point(c.file.path, earlier)
-        ):
+        path, own = str(c.file.path), content(c)
+        earlier = copies.before(c.file, path in contents, first_bytes[path])
+        point = resume_point(c.file.path, earlier) if earlier else None
+        if point is None and own:
+            point = copies.holding(c.file, own, first_bytes[path])
+        if point is not None:
             # the copy's rows carry its file's hash, which is not its content's if it was compressed
             point = replace(
                 point, grew_from_hash=copies.row_hashes.get(point.grew_from_hash, point.grew_from_hash)
@@ -203,9 +237,10 @@ def _growth(candidates: list[Candidate], copies: Copies) -> Growth:
                 path, point.grew_from_hash[:12], point.first_line,
             )  # fmt: skip
             points[path] = point
-        if own := content(c):
+        if own:
             heads[path] = head_digest(first_bytes[path], own[0])
-            copies.add(path, _group(c.file), own, c.file_hash, heads[path])
+            landed = (path, c.file.size, c.file.mtime_ns)
+            copies.add(landed, _group(c.file), own, c.file_hash, heads[path])
     return Growth(points, contents, heads)
 
 

@@ -49,13 +49,18 @@ def test_a_plain_copy_of_an_archive_landed_before_it_adds_only_what_the_archive_
     archive = _archive(tmp_path / "00.jsonl.gz", HALF)
     copies = NO_COPIES.copy()
     head = head_digest(content_head(archive.file.path), len(HALF))
-    copies.add(str(archive.file.path), GROUP, _content(HALF), archive.file_hash, head)
+    landed = (str(archive.file.path), archive.file.size, archive.file.mtime_ns)
+    copies.add(landed, GROUP, _content(HALF), archive.file_hash, head)
 
     unpacked = _plain(tmp_path / "unpacked-00.jsonl", LINES)
     growth = _growth([unpacked], copies)
     point = growth.points[str(unpacked.file.path)]
     # the rows the archive landed carry the archive's file hash, not its content's
-    assert (point.skip_bytes, point.first_line, point.grew_from_hash) == (len(HALF), HALF.count(b"\n") + 1, archive.file_hash)
+    assert (point.skip_bytes, point.first_line, point.grew_from_hash) == (
+        len(HALF),
+        HALF.count(b"\n") + 1,
+        archive.file_hash,
+    )
     assert growth.heads[str(unpacked.file.path)] == head_digest(LINES, len(LINES))
 
 
@@ -76,11 +81,13 @@ def test_in_one_batch_the_shorter_content_is_landed_first_and_the_longer_continu
 def test_a_copy_of_another_path_counts_only_when_its_content_begins_as_the_files(tmp_path):
     other = b'{"committed_at":"2026-11-21T01:00:00Z","offset":1}\n'
     copies = NO_COPIES.copy()
-    copies.add("/landing/other.jsonl", GROUP, _content(other), "h-other", head_digest(other, len(other)))
-    copies.add("/landing/half.jsonl", GROUP, _content(HALF), "h-half", head_digest(HALF, len(HALF)))
+    copies.add(
+        ("/landing/other.jsonl", 1, 1), GROUP, _content(other), "h-other", head_digest(other, len(other))
+    )
+    copies.add(("/landing/half.jsonl", 1, 1), GROUP, _content(HALF), "h-half", head_digest(HALF, len(HALF)))
     # a copy ingested before heads were recorded: a compressed file's content may still continue it
     legacy = LINES[: LINES.index(b"\n") + 1]
-    copies.add("/landing/legacy.jsonl", GROUP, _content(legacy), "h-legacy", None)
+    copies.add(("/landing/legacy.jsonl", 1, 1), GROUP, _content(legacy), "h-legacy", None)
 
     plain = _plain(tmp_path / "00.jsonl", LINES)
     assert copies.before(plain.file, False, content_head(plain.file.path)) == {_content(HALF)}
@@ -91,7 +98,9 @@ def test_a_copy_of_another_path_counts_only_when_its_content_begins_as_the_files
     }
     # another group's copies are never candidates
     elsewhere = NO_COPIES.copy()
-    elsewhere.add("/landing/half.jsonl", ("commits", "dev", None), _content(HALF), "h", head_digest(HALF, 99))
+    elsewhere.add(
+        ("/landing/half.jsonl", 1, 1), ("commits", "dev", None), _content(HALF), "h", head_digest(HALF, 99)
+    )
     assert elsewhere.before(plain.file, False, content_head(plain.file.path)) == set()
 
 
@@ -99,3 +108,34 @@ def test_a_content_shorter_than_a_copys_head_cannot_continue_it(tmp_path):
     assert head_digest(b"abc", 10) is None
     assert head_digest(b"abc", 3) == hashlib.sha256(b"abc").hexdigest()
     assert head_digest(LINES, 10**9) == hashlib.sha256(LINES[:4096]).hexdigest()
+
+
+def _ingested(copies, candidate: Candidate, content: tuple[int, str]) -> None:
+    """``candidate`` recorded as ingested (its file as landed then)."""
+    landed = (str(candidate.file.path), candidate.file.size, candidate.file.mtime_ns)
+    head = head_digest(content_head(candidate.file.path), content[0])
+    copies.add(landed, GROUP, content, candidate.file_hash, head)
+
+
+def test_an_older_shorter_copy_landed_after_a_longer_one_adds_nothing(tmp_path):
+    """The day's archive lands first, then a copy of the live file taken earlier in the day (its
+    last line cut): every line of it is the archive's already."""
+    archive = _archive(tmp_path / "00.jsonl.gz", LINES)
+    copies = NO_COPIES.copy()
+    _ingested(copies, archive, _content(LINES))
+    cut = LINES[: len(HALF) + 20]
+    older = _plain(tmp_path / "live-00.jsonl", cut)
+    point = _growth([older], copies).points[str(older.file.path)]
+    assert (point.skip_bytes, point.first_line, point.grew_from_hash) == (
+        len(cut), cut.count(b"\n") + 1, archive.file_hash,
+    )  # fmt: skip
+    assert point.reread_line is None
+
+    # the archive's file replaced since: it can no longer tell, and the copy is read whole
+    archive.file.path.write_bytes(gzip.compress(LINES + LINES))
+    assert str(older.file.path) not in _growth([older], copies).points
+    # a copy that is not the start of a longer one is read whole
+    other = _plain(tmp_path / "other.jsonl", LINES[:100] + b"X" + LINES[101 : len(HALF)])
+    fresh = NO_COPIES.copy()
+    _ingested(fresh, _plain(tmp_path / "01.jsonl", LINES), _content(LINES))
+    assert str(other.file.path) not in _growth([other], fresh).points
