@@ -5,17 +5,26 @@
   same rule the ingest applies (pipelines.ingest.snapshots.select_snapshot_files).
 - ``quality/findings`` and grouped ``quality/alerts``: from the one-row-per-finding
   ``quality/alerts`` of earlier versions.
+
+A column added since is filled where the lake's files still tell it:
+
+- ``ops/ingest_runs``' content of the growing files ingested before it was recorded
+  (``content_head``; ``content_size``, ``content_hash`` of a compressed one), from each file still
+  landed as it was, so that a later copy of another path continues it (jobs.io.growth).
 """
 
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructField, StructType
 
+from jobs.io.growth import content_digest, content_head, head_digest, is_compressed
 from jobs.io.lake import Lake
 from jobs.quality.audit import RUN_COLUMNS
+from jobs.sources import BY_KIND
 from pipelines.ingest.config_files import classify_config_file
 from pipelines.ingest.snapshots import DOCUMENT_REASONS, select_snapshot_files
 from pipelines.monitoring import CHECKS
@@ -54,6 +63,47 @@ def upgrade(lake: Lake) -> None:
         _snapshot_files(lake)
     if lake.exists(QUALITY_ALERTS) and "findings" not in lake.stored_columns(QUALITY_ALERTS):
         _alerts_into_findings(lake)
+    if lake.exists(INGEST_RUNS) and "content_head" not in lake.stored_columns(INGEST_RUNS):
+        _growing_file_contents(lake)
+
+
+CONTENT_COLUMNS = ("content_size", "content_hash", "content_head")
+
+
+def _growing_file_contents(lake: Lake) -> None:
+    """ops/ingest_runs' rows of the growing files ingested before their content's head was recorded
+    get it, with a compressed file's content when that was not recorded either: from the file, when
+    it is still landed with the size and modification time it was ingested with. Any other such copy
+    is compared as before: by its path, and as a compressed file's possible prefix."""
+    grows = [kind for kind, source in BY_KIND.items() if source.grows]
+    ingested = lake.read(INGEST_RUNS).where(
+        F.col("source_kind").isin(*grows) & (F.col("status") == "ingested")
+    )
+    filled = []
+    for r in ingested.collect():
+        path = Path(r.source_file)
+        try:
+            landed = path.stat()
+        except OSError:
+            continue  # gone: the copy keeps what it recorded
+        if (landed.st_size, landed.st_mtime_ns) != (r.file_size, r.file_mtime_ns):
+            continue  # the path holds another copy now
+        compressed = is_compressed(path)
+        content = (r.content_size, r.content_hash) if r.content_hash else None
+        if content is None:
+            content = content_digest(path) if compressed else (r.file_size, r._file_hash)
+        if content is None:
+            continue  # no line of it could be read
+        recorded = content if compressed else (None, None)  # a plain file's content is the file
+        filled.append((r.batch_id, r.identity, *recorded, head_digest(content_head(path), content[0])))
+    if filled:
+        found = lake.spark.createDataFrame(
+            filled,
+            "batch_id string, identity string, content_size long, content_hash string, content_head string",
+        )
+        rows = ingested.drop(*CONTENT_COLUMNS).join(found, on=["batch_id", "identity"])
+        lake.merge(INGEST_RUNS, rows.select(*INGEST_RUNS.columns))
+        log.warning("recorded the content of %d growing files ingested before it was recorded", len(filled))
 
 
 def _snapshot_files(lake: Lake) -> None:

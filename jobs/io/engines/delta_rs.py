@@ -403,7 +403,8 @@ class DeltaRsEngine:
         df.write.mode("errorifexists").parquet(str(staging))
         try:
             source = pads.dataset(str(staging), format="parquet", schema=spec.arrow_schema)
-            self._merge(DeltaTable(str(_local_path(path))), source.scanner().to_reader(), keys)
+            # the table with the columns spec declares: a merge adds no column to the stored table itself
+            self._merge(self._table(path, spec), source.scanner().to_reader(), keys)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
 

@@ -317,7 +317,8 @@ def test_a_range_the_statistics_settle_is_counted_without_reading_a_file(spark, 
     assert read == [1]
 
 
-def test_a_column_a_later_version_declares_joins_a_table_an_earlier_one_wrote(spark, lake):
+@pytest.mark.parametrize("write", ["replace_range", "merge"])
+def test_a_column_a_later_version_declares_joins_a_table_an_earlier_one_wrote(spark, lake, write):
     earlier = TableSpec(
         layer=SPEC.layer,
         name=SPEC.name,
@@ -328,12 +329,15 @@ def test_a_column_a_later_version_declares_joins_a_table_an_earlier_one_wrote(sp
         schema=StructType([f for f in SPEC.schema.fields if f.name != "offset"]),
     )
     lake.append(earlier, spark.createDataFrame([("a", ts(21, 10), 0, date(2026, 11, 21))], earlier.schema))
-    lake.replace_range(SPEC, frame(spark, [row("b", ts(22, 1), 7)]), ts(22, 0), ts(23, 0))
+    if write == "merge":  # an update of the earlier row and a new row, both with the new column
+        lake.merge(SPEC, frame(spark, [row("a", ts(21, 10), 5), row("b", ts(22, 1), 7)]))
+    else:
+        lake.replace_range(SPEC, frame(spark, [row("b", ts(22, 1), 7)]), ts(22, 0), ts(23, 0))
 
     table = DeltaTable(lake.path(SPEC))
     assert [f.name for f in table.schema().fields] == [*earlier.columns, "offset"]
     arrow = table.to_pyarrow_table().sort_by("event_id").to_pylist()
-    assert [(r["event_id"], r["offset"]) for r in arrow] == [("a", None), ("b", 7)]
+    assert [(r["event_id"], r["offset"]) for r in arrow] == [("a", 5 if write == "merge" else None), ("b", 7)]
 
 
 def test_a_table_an_earlier_version_described_gets_the_declared_keys_on_its_next_write(spark, tmp_path):

@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from deltalake import DeltaTable
+from deltalake import DeltaTable, write_deltalake
 
 from jobs.stages.runner import run_stages
 from jobs.tools.lake_compare import RUN_COLUMNS, compare_table, delta_tables
@@ -314,11 +314,18 @@ def test_an_archive_landed_again_longer_or_compressed_otherwise_adds_only_its_ne
 
 
 @pytest.mark.slow
-def test_a_plain_copy_of_an_archive_adds_only_the_lines_the_archive_did_not_hold(spark, tmp_path):
+@pytest.mark.parametrize(
+    "earlier_version", [False, True], ids=["this-version", "archives-ingested-by-an-earlier-version"]
+)
+def test_a_plain_copy_of_an_archive_adds_only_the_lines_the_archive_did_not_hold(
+    spark, tmp_path, earlier_version
+):
     """Each commit stream and log lands first as a compressed archive of part of it (a commit stream
     cut at a line's end, a log inside its last number); then the whole content lands plain beside it
     (the archive unpacked, or the file it was made of collected later). The plain file adds only the
-    lines the archive did not hold, and the lake's replay equals one that landed the whole files once."""
+    lines the archive did not hold, and the lake's replay equals one that landed the whole files once.
+    Also when the archives were ingested by a version that recorded none of their content: the next
+    run records it from the archives, still landed as they were."""
     whole, landing = tmp_path / "whole", tmp_path / "landing"
     commit_files, logs = _streams_and_logs(whole, landing)
     for path in [*commit_files, *logs]:
@@ -333,6 +340,8 @@ def test_a_plain_copy_of_an_archive_adds_only_the_lines_the_archive_did_not_hold
 
     settings, lake, reference = Settings(), tmp_path / "lake", tmp_path / "reference"
     first = run_stages(settings, lake, landing, START, END, "r1")
+    if earlier_version:
+        _forget_content_columns(lake / "ops/ingest_runs")
     for path in [*commit_files, *logs]:
         shutil.copy(whole / path.relative_to(landing), path)
     second = run_stages(settings, lake, landing, START, END, "r2")
@@ -346,6 +355,13 @@ def test_a_plain_copy_of_an_archive_adds_only_the_lines_the_archive_did_not_hold
     assert all(r["grew_from_hash"] == archives[r["source_file"] + ".gz"] for r in unpacked)
     assert sum(r["reread_line"] is not None for r in unpacked) == len(logs)
     _assert_landed_as_once(reference, lake, cut_rows=len(logs))
+
+
+def _forget_content_columns(table: Path) -> None:
+    """ops/ingest_runs as a version before the content columns wrote it."""
+    rows = DeltaTable(str(table)).to_pyarrow_table()
+    kept = rows.drop_columns(["content_size", "content_hash", "content_head"])
+    write_deltalake(str(table), kept, mode="overwrite", schema_mode="overwrite")
 
 
 @pytest.mark.slow
