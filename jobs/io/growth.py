@@ -46,12 +46,15 @@ class ResumePoint:
     copy ended inside a line, ``reread_line`` is that line's number: the copy landed it cut short
     (a cut line can still parse: a log line ending in a number), it is read again here whole, and
     the earlier copy's row of it is superseded (pipelines.replay.events.without_reread_lines).
+    ``nothing_new``: that copy holds all of the file, which is then not read, not even whole near
+    a clock change (jobs.sources.collector.ParseContext.log_lines).
     """
 
     skip_bytes: int
     first_line: int
     grew_from_hash: str | None = None
     reread_line: int | None = None
+    nothing_new: bool = False
 
 
 FROM_START = ResumePoint(0, 1)  # a file read whole
@@ -216,7 +219,9 @@ def _peek(content: _Content) -> bytes:
 def _after(old_size: int, old_hash: str, lines: int, line_start: int, following: bytes) -> ResumePoint:
     """Where reading resumes after a copy of ``old_size`` bytes holding ``lines`` newlines, its last
     line beginning at ``line_start``, the content going on with ``following``."""
-    if line_start == old_size or not following:  # nothing follows: the same content, nothing new
+    if not following:  # the same content: nothing new
+        return ResumePoint(old_size, lines + 1, old_hash, nothing_new=True)
+    if line_start == old_size:  # the copy ended with a whole line
         return ResumePoint(old_size, lines + 1, old_hash)
     # the earlier copy's last line was whole, only its line end (LF or CRLF) missing
     for line_end in (b"\n", b"\r\n"):

@@ -147,7 +147,9 @@ class ParseContext:
         zone of theirs changes its clocks (pipelines.ingest.local_times then places the hour it
         repeats). Near a change a file is read whole, a grown one too, its lines marked by
         ``first_lines``; the lines are kept (read once) then, or when ``keep`` asks."""
-        changing, whole = daylight_saving(files, zone_of)
+        changing, near = daylight_saving(files, zone_of)
+        # a copy that an ingested one holds whole has no line to place: it is not read
+        whole = {path for path in near if not self.resumes.get(path, FROM_START).nothing_new}
         lines = read_lines(self.spark, self.text_files(files, zone_of, whole))
         if changing:
             lines = self.first_lines(lines, whole)

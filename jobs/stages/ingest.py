@@ -130,7 +130,7 @@ class Copies:
             if (stat.st_size, stat.st_mtime_ns) != (landed_size, mtime_ns):
                 continue  # the path holds another copy now
             if (lines := held_lines(Path(path), size, content_hash)) is not None:
-                return ResumePoint(size, lines + 1, longer_hash)
+                return ResumePoint(size, lines + 1, longer_hash, nothing_new=True)
         return None
 
     def before(self, file: LandedFile, compressed: bool, head: bytes) -> set[Content]:
@@ -223,10 +223,11 @@ def _growth(candidates: list[Candidate], copies: Copies) -> Growth:
     points, heads = {}, {}
     for c in sorted(growing, key=order):
         path, own = str(c.file.path), content(c)
-        earlier = copies.before(c.file, path in contents, first_bytes[path])
-        point = resume_point(c.file.path, earlier) if earlier else None
-        if point is None and own:
-            point = copies.holding(c.file, own, first_bytes[path])
+        # a longer copy that holds all of the file wins over a shorter one it continues: the lines
+        # after the shorter one are the longer one's too
+        point = copies.holding(c.file, own, first_bytes[path]) if own else None
+        if point is None and (earlier := copies.before(c.file, path in contents, first_bytes[path])):
+            point = resume_point(c.file.path, earlier)
         if point is not None:
             # the copy's rows carry its file's hash, which is not its content's if it was compressed
             point = replace(

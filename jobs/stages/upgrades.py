@@ -89,6 +89,10 @@ def _growing_file_contents(lake: Lake) -> None:
         if (landed.st_size, landed.st_mtime_ns) != (r.file_size, r.file_mtime_ns):
             continue  # the path holds another copy now
         compressed = is_compressed(path)
+        if compressed and r.content_hash is None and r.records_landed == 0:
+            # an earlier reader may have landed none of a damaged archive's lines: a copy that
+            # continues it is read whole, as before (it has no row to land twice)
+            continue
         content = (r.content_size, r.content_hash) if r.content_hash else None
         if content is None:
             content = content_digest(path) if compressed else (r.file_size, r._file_hash)
@@ -96,13 +100,14 @@ def _growing_file_contents(lake: Lake) -> None:
             continue  # no line of it could be read
         recorded = content if compressed else (None, None)  # a plain file's content is the file
         filled.append((r.batch_id, r.identity, *recorded, head_digest(content_head(path), content[0])))
+    # merged even with nothing found: the table then declares the columns, and this runs once
+    found = lake.spark.createDataFrame(
+        filled,
+        "batch_id string, identity string, content_size long, content_hash string, content_head string",
+    )
+    rows = ingested.drop(*CONTENT_COLUMNS).join(found, on=["batch_id", "identity"])
+    lake.merge(INGEST_RUNS, rows.select(*INGEST_RUNS.columns))
     if filled:
-        found = lake.spark.createDataFrame(
-            filled,
-            "batch_id string, identity string, content_size long, content_hash string, content_head string",
-        )
-        rows = ingested.drop(*CONTENT_COLUMNS).join(found, on=["batch_id", "identity"])
-        lake.merge(INGEST_RUNS, rows.select(*INGEST_RUNS.columns))
         log.warning("recorded the content of %d growing files ingested before it was recorded", len(filled))
 
 

@@ -20,6 +20,11 @@ def after(data: bytes, skip_bytes: int, first_line: int, reread_line: int | None
     return ResumePoint(skip_bytes, first_line, copy_of(data)[1], reread_line)
 
 
+def all_of(data: bytes, first_line: int) -> ResumePoint:
+    """The resume point of a file the ingested copy ``data`` holds whole: nothing new."""
+    return ResumePoint(len(data), first_line, copy_of(data)[1], nothing_new=True)
+
+
 def test_a_longer_copy_is_read_from_the_end_of_the_earlier_one(tmp_path):
     path = tmp_path / "00.jsonl"
     path.write_bytes(b'{"a":1}\n{"a":2}\n{"a":3}\n')
@@ -53,7 +58,7 @@ def test_a_rewritten_or_compressed_file_is_read_in_full(tmp_path):
     assert resume_point(path, [copy_of(b'{"a":9}\n')]) is None  # not a prefix: another version
     # another copy of the same content (an archive of it) holds all of it: nothing is new
     same = b'{"a":1}\n{"a":2}\n'
-    assert resume_point(path, [copy_of(same)]) == after(same, 16, 3)
+    assert resume_point(path, [copy_of(same)]) == all_of(same, 3)
     assert resume_point(path, []) is None
     packed = tmp_path / "00.jsonl.gz"
     packed.write_bytes(gzip.compress(b'{"a":1}\n') + gzip.compress(b'{"a":2}\n'))
@@ -67,7 +72,7 @@ def test_a_compressed_file_continues_the_plain_copy_its_content_begins_with(tmp_
     rotated = tmp_path / "broker.1.log.gz"
     rotated.write_bytes(gzip.compress(content))
     assert resume_point(rotated, [copy_of(b"one\ntwo\n"), copy_of(b"other\n")]) == after(b"one\ntwo\n", 8, 3)
-    assert resume_point(rotated, [copy_of(content)]) == after(content, 14, 4)  # nothing new
+    assert resume_point(rotated, [copy_of(content)]) == all_of(content, 4)  # nothing new
     assert resume_point(rotated, [copy_of(b"one\ntw")]) == after(b"one\ntw", 4, 2, reread_line=2)
     assert resume_point(rotated, [copy_of(content + b"four\n")]) is None  # the content ends before it
     # a stream damaged after the copy's bytes still holds the copy
@@ -83,9 +88,7 @@ def test_a_compressed_file_of_the_content_of_an_earlier_one_holds_nothing_new(tm
         again = tmp_path / "again.log.gz"
         again.write_bytes(gzip.compress(content, compresslevel=1))
         assert content_digest(again) == copy_of(content)
-        assert resume_point(again, [copy_of(content)]) == after(
-            content, len(content), 3 if content.endswith(b"\n") else 2
-        )
+        assert resume_point(again, [copy_of(content)]) == all_of(content, 3 if content.endswith(b"\n") else 2)
 
 
 def test_a_damaged_streams_content_is_the_whole_lines_the_reader_lands(tmp_path):
@@ -110,7 +113,7 @@ def test_a_damaged_streams_content_is_the_whole_lines_the_reader_lands(tmp_path)
     cut_trailer = tmp_path / "cut-trailer.log.gz"
     cut_trailer.write_bytes(packed[:-4])
     assert content_digest(cut_trailer) == copy_of(content)
-    assert resume_point(cut_trailer, [copy_of(content)]) == after(content, len(content), 40001)
+    assert resume_point(cut_trailer, [copy_of(content)]) == all_of(content, 40001)
     nothing = tmp_path / "nothing.log.gz"
     nothing.write_bytes(packed[:12])
     assert content_digest(nothing) is None

@@ -75,6 +75,7 @@ def test_in_one_batch_the_shorter_content_is_landed_first_and_the_longer_continu
     assert growth.points[str(whole.file.path)].grew_from_hash == archive.file_hash
     nothing_new = growth.points[str(again.file.path)]
     assert (nothing_new.skip_bytes, nothing_new.grew_from_hash) == (len(LINES), whole.file_hash)
+    assert nothing_new.nothing_new
     assert growth.contents == {str(archive.file.path): _content(HALF), str(again.file.path): _content(LINES)}
 
 
@@ -129,7 +130,7 @@ def test_an_older_shorter_copy_landed_after_a_longer_one_adds_nothing(tmp_path):
     assert (point.skip_bytes, point.first_line, point.grew_from_hash) == (
         len(cut), cut.count(b"\n") + 1, archive.file_hash,
     )  # fmt: skip
-    assert point.reread_line is None
+    assert (point.reread_line, point.nothing_new) == (None, True)
 
     # the archive's file replaced since: it can no longer tell, and the copy is read whole
     archive.file.path.write_bytes(gzip.compress(LINES + LINES))
@@ -139,3 +140,21 @@ def test_an_older_shorter_copy_landed_after_a_longer_one_adds_nothing(tmp_path):
     fresh = NO_COPIES.copy()
     _ingested(fresh, _plain(tmp_path / "01.jsonl", LINES), _content(LINES))
     assert str(other.file.path) not in _growth([other], fresh).points
+
+
+def test_a_longer_copy_that_holds_a_late_copy_wins_over_a_shorter_one_it_continues(tmp_path):
+    """Copies of one live file taken at three moments; the middle one lands last. It continues the
+    first, but every line after the first is the last copy's already: it lands nothing."""
+    copies = NO_COPIES.copy()
+    early = _plain(tmp_path / "early.jsonl", LINES[: len(HALF) // 2 + 10])
+    late = _plain(tmp_path / "late.jsonl", LINES)
+    _ingested(copies, early, _content(early.file.path.read_bytes()))
+    _ingested(copies, late, _content(LINES))
+    middle = _plain(tmp_path / "middle.jsonl", LINES[: len(HALF) + 7])
+    point = _growth([middle], copies).points[str(middle.file.path)]
+    assert (point.skip_bytes, point.grew_from_hash, point.nothing_new) == (
+        len(HALF) + 7,
+        late.file_hash,
+        True,
+    )
+    assert point.reread_line is None

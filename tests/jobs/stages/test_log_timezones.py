@@ -3,6 +3,7 @@ land at their own instants, told apart by their order, and a time the zone skips
 
 from __future__ import annotations
 
+import gzip
 import os
 from datetime import UTC, datetime
 
@@ -63,7 +64,8 @@ def test_a_growing_log_places_its_repeated_hour_across_its_copies(spark, tmp_pat
     """A collector copies a live Berlin broker.log three times through the night clocks go back. The
     first copy holds only the first pass: its lines of the repeated hour cannot be placed yet and
     are quarantined. The second holds the step back: it places them and lands them, with its own.
-    Each commit lands once, at its own instant."""
+    The third ends without a newline; logback's archive of the same content lands next, holding
+    nothing new, and is not read. Each commit lands once, at its own instant."""
     landing, lake_root = tmp_path / "landing", tmp_path / "lake"
     log = landing / "broker_logs" / "prod" / "broker-a" / "broker.log"
     log.parent.mkdir(parents=True)
@@ -77,10 +79,16 @@ def test_a_growing_log_places_its_repeated_hour_across_its_copies(spark, tmp_pat
     settings = Settings(clusters={"prod": berlin})
     # each copy taken that night (a copy is read whole, to place the repeated hour, near a change)
     for run, upto, taken in (("r1", 3, "00:41"), ("r2", 6, "01:31"), ("r3", 7, "02:11")):
-        log.write_text("".join(line + "\n" for line in lines[:upto]))
+        log.write_text(
+            "".join(line + "\n" for line in lines[:upto]).removesuffix("\n" if run == "r3" else "")
+        )
         at = datetime.fromisoformat(f"2026-10-25T{taken}:00+00:00").timestamp()
         os.utime(log, (at, at))
         run_stages(settings, lake_root, landing, None, None, run, ("ingest",))
+    archive = log.with_name("broker.1.log.gz")
+    archive.write_bytes(gzip.compress(log.read_bytes()))
+    os.utime(archive, (at, at))  # taken with the third copy, near the change
+    run_stages(settings, lake_root, landing, None, None, "r4", ("ingest",))
 
     lake = Lake(spark, lake_root)
     assert rows(lake.read(OFFSET_COMMITS), "offset", "committed_at") == [
