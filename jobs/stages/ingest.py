@@ -233,10 +233,17 @@ def _growth(candidates: list[Candidate], copies: Copies) -> Growth:
             point = replace(
                 point, grew_from_hash=copies.row_hashes.get(point.grew_from_hash, point.grew_from_hash)
             )
-            log.info(
-                "%s continues a copy landed before it (%s): reading its lines from line %d on",
-                path, point.grew_from_hash[:12], point.first_line,
-            )  # fmt: skip
+            if point.nothing_new:
+                log.info(
+                    "%s holds nothing a copy landed before it (%s) did not: not read",
+                    path,
+                    point.grew_from_hash[:12],
+                )
+            else:
+                log.info(
+                    "%s continues a copy landed before it (%s): reading its lines from line %d on",
+                    path, point.grew_from_hash[:12], point.first_line,
+                )  # fmt: skip
             points[path] = point
         if own:
             heads[path] = head_digest(first_bytes[path], own[0])
@@ -375,7 +382,7 @@ def _append(
 
 
 def _read_as(growth: Growth, c: Candidate) -> dict:
-    """_ops_row's ``resume`` and ``content`` of a candidate."""
+    """_ops_row's ``resume``, ``content`` and ``head`` of a candidate."""
     path = str(c.file.path)
     return {
         "resume": growth.points.get(path, FROM_START),
