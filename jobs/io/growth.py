@@ -34,7 +34,8 @@ BLOCK_BYTES = 1 << 20  # an earlier copy is hashed as it is read, a block at a t
 CHUNK_BYTES = 32 << 20  # a file's content is read in blocks this large (content_blocks)
 DAMAGE = (OSError, EOFError, zlib.error)  # what reading a damaged gzip stream raises
 # a copy of another path is compared with a file in full only if their contents begin with the
-# same bytes, this many (every copy of a kind, cluster and broker is a candidate)
+# same bytes, this many (every copy of a kind, cluster and broker is a candidate; a shorter copy is
+# compared with its own path's later copies, and with compressed files, as before heads were kept)
 HEAD_BYTES = 4096
 
 
@@ -128,11 +129,14 @@ def content_head(path: Path) -> bytes:
 
 
 def head_digest(head: bytes, size: int) -> str | None:
-    """The SHA-256 of a content's first ``min(size, HEAD_BYTES)`` bytes, given its ``head``
-    (``content_head``): what a copy of ``size`` bytes records, and what a file whose content begins
-    with ``head`` must match to continue it. None: ``head`` is shorter than that."""
-    length = min(size, HEAD_BYTES)
-    return hashlib.sha256(head[:length]).hexdigest() if len(head) >= length else None
+    """The SHA-256 of a content's first ``HEAD_BYTES``, given its ``head`` (``content_head``) and
+    ``size``: what a copy records, and what a file must share with a copy of another path to be
+    compared with it in full. None: the content is shorter, or could not be read that far."""
+    return (
+        hashlib.sha256(head[:HEAD_BYTES]).hexdigest()
+        if size >= HEAD_BYTES and len(head) >= HEAD_BYTES
+        else None
+    )
 
 
 class _Content:

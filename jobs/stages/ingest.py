@@ -30,7 +30,6 @@ from pyspark.sql import functions as F
 from jobs.io.checked_commits import CheckedCommitWriter
 from jobs.io.growth import (
     FROM_START,
-    HEAD_BYTES,
     ResumePoint,
     content_digest,
     content_head,
@@ -76,16 +75,17 @@ def _group(file: LandedFile) -> Group:
 
 @dataclass(frozen=True)
 class Copies:
-    """The content of the ingested copies of growing files: by path, and by (source kind, cluster,
-    broker), which a file of another path may continue; ``row_hashes``: by content hash, the
-    ``_file_hash`` its rows landed with (a compressed copy's is its file's, not its content's);
-    ``heads``: by content hash, the digest of its first bytes (jobs.io.growth.head_digest);
-    ``files``: by content hash, the landed file (path, size, mtime) of the copy that holds it."""
+    """The content of the ingested copies of growing files: by path; by (source kind, cluster, broker)
+    and the digest of their first bytes (jobs.io.growth.head_digest), which a file of another path
+    beginning with the same bytes may continue; by group, those without that digest (shorter than
+    it, or ingested before it was recorded). ``row_hashes``: by content hash, the ``_file_hash`` its
+    rows landed with (a compressed copy's is its file's, not its content's); ``files``: by content
+    hash, the landed file (path, size, mtime) of the copy that holds it."""
 
     by_path: dict[str, set[Content]]
-    by_group: dict[Group, set[Content]]
+    by_head: dict[tuple[Group, str], set[Content]]
+    headless: dict[Group, set[Content]]
     row_hashes: dict[str, str]
-    heads: dict[str, str]
     files: dict[str, tuple[str, int, int]]
 
     def add(
@@ -94,33 +94,32 @@ class Copies:
         """Count a copy's content among the copies (``file``: its path, size and mtime). The first
         copy of a content keeps its row hash and file: a later one of the same content landed nothing."""
         self.by_path.setdefault(file[0], set()).add(content)
-        self.by_group.setdefault(group, set()).add(content)
+        if head is None:
+            self.headless.setdefault(group, set()).add(content)
+        else:
+            self.by_head.setdefault((group, head), set()).add(content)
         self.row_hashes.setdefault(content[1], file_hash)
         self.files.setdefault(content[1], file)
-        if head is not None:
-            self.heads.setdefault(content[1], head)
 
     def copy(self) -> Copies:
         return Copies(
             {path: set(c) for path, c in self.by_path.items()},
-            {group: set(c) for group, c in self.by_group.items()},
+            {key: set(c) for key, c in self.by_head.items()},
+            {group: set(c) for group, c in self.headless.items()},
             dict(self.row_hashes),
-            dict(self.heads),
             dict(self.files),
         )
 
     def holding(self, file: LandedFile, content: Content, head: bytes) -> ResumePoint | None:
         """Where ``file`` (of ``content``, beginning with ``head``) has nothing new, when a longer copy
         ingested before holds all of it: an older copy of a file, landed after a newer one. Only a
-        copy whose file is still landed as it was ingested can tell, and only of a content of at
-        least HEAD_BYTES (a shorter one would be compared with every longer copy's file)."""
+        copy whose file is still landed as it was ingested can tell, and only of copies that begin
+        with the same HEAD_BYTES."""
         size, content_hash = content
-        if size < HEAD_BYTES:
+        if (digest := head_digest(head, size)) is None:
             return None
-        first = head_digest(head, HEAD_BYTES)
-        for longer_size, longer_hash in self.by_group.get(_group(file), set()):
-            landed = self.files.get(longer_hash)
-            if longer_size <= size or landed is None or self.heads.get(longer_hash) != first:
+        for longer_size, longer_hash in self.by_head.get((_group(file), digest), set()):
+            if longer_size <= size or (landed := self.files.get(longer_hash)) is None:
                 continue
             path, landed_size, mtime_ns = landed
             try:
@@ -133,24 +132,18 @@ class Copies:
                 return ResumePoint(size, lines + 1, longer_hash, nothing_new=True)
         return None
 
-    def before(self, file: LandedFile, compressed: bool, head: bytes) -> set[Content]:
-        """The copies ``file`` may continue, its content beginning with ``head``: its path's, and
-        those of its group whose content begins as its does (a rotated log holds the lines its live
+    def before(
+        self, file: LandedFile, content: Content | None, compressed: bool, head: bytes
+    ) -> set[Content]:
+        """The copies ``file`` (of ``content``, beginning with ``head``) may continue: its path's, and
+        those of its group that begin with the same HEAD_BYTES (a rotated log holds the lines its live
         file's copies landed, a plain copy of an archive the archive's; jobs.io.growth). A copy
-        recorded without its head, before heads were recorded, counts for a compressed file only."""
+        without that digest counts for a compressed file only, as before digests were recorded."""
         found = set(self.by_path.get(str(file.path), set()))
-        digests: dict[int, str | None] = {}  # by min(size, HEAD_BYTES): most copies share one
-        for content in self.by_group.get(_group(file), set()):
-            recorded = self.heads.get(content[1])
-            if recorded is None:
-                if compressed:
-                    found.add(content)
-                continue
-            length = min(content[0], HEAD_BYTES)
-            if length not in digests:
-                digests[length] = head_digest(head, length)
-            if recorded == digests[length]:
-                found.add(content)
+        if content and (digest := head_digest(head, content[0])):
+            found |= self.by_head.get((_group(file), digest), set())
+        if compressed:
+            found |= self.headless.get(_group(file), set())
         return found
 
 
@@ -226,7 +219,7 @@ def _growth(candidates: list[Candidate], copies: Copies) -> Growth:
         # a longer copy that holds all of the file wins over a shorter one it continues: the lines
         # after the shorter one are the longer one's too
         point = copies.holding(c.file, own, first_bytes[path]) if own else None
-        if point is None and (earlier := copies.before(c.file, path in contents, first_bytes[path])):
+        if point is None and (earlier := copies.before(c.file, own, path in contents, first_bytes[path])):
             point = resume_point(c.file.path, earlier)
         if point is not None:
             # the copy's rows carry its file's hash, which is not its content's if it was compressed

@@ -66,9 +66,9 @@ INGEST_RUNS = TableSpec(
         # SHA-256; null: a plain file (its content is the file: file_size, _file_hash)
         ("content_size", LONG, True),
         ("content_hash", STRING, True),
-        # a growing file's content's first 4 KiB (all of it, if shorter): its SHA-256, which a file
-        # of another path must share to be compared with it in full (jobs.io.growth.head_digest);
-        # null: not a growing kind, or ingested before heads were recorded
+        # a growing file's content's first 4 KiB: their SHA-256, which a file of another path must
+        # share to be compared with it in full (jobs.io.growth.head_digest); null: not a growing
+        # kind, a content shorter than that, or ingested before heads were recorded
         ("content_head", STRING, True),
     ),
 )

@@ -80,20 +80,23 @@ def test_in_one_batch_the_shorter_content_is_landed_first_and_the_longer_continu
 
 
 def test_a_copy_of_another_path_counts_only_when_its_content_begins_as_the_files(tmp_path):
-    other = b'{"committed_at":"2026-11-21T01:00:00Z","offset":1}\n'
+    other = b'{"committed_at":"2026-11-21T01:00:00Z","offset":1}\n' + LINES  # begins otherwise
     copies = NO_COPIES.copy()
     copies.add(
         ("/landing/other.jsonl", 1, 1), GROUP, _content(other), "h-other", head_digest(other, len(other))
     )
     copies.add(("/landing/half.jsonl", 1, 1), GROUP, _content(HALF), "h-half", head_digest(HALF, len(HALF)))
-    # a copy ingested before heads were recorded: a compressed file's content may still continue it
+    # a copy ingested before heads were recorded, or shorter than one: a compressed file's content
+    # may still continue it
     legacy = LINES[: LINES.index(b"\n") + 1]
     copies.add(("/landing/legacy.jsonl", 1, 1), GROUP, _content(legacy), "h-legacy", None)
 
     plain = _plain(tmp_path / "00.jsonl", LINES)
-    assert copies.before(plain.file, False, content_head(plain.file.path)) == {_content(HALF)}
+    assert copies.before(plain.file, _content(LINES), False, content_head(plain.file.path)) == {
+        _content(HALF)
+    }
     packed = _archive(tmp_path / "00.jsonl.gz", LINES)
-    assert copies.before(packed.file, True, content_head(packed.file.path)) == {
+    assert copies.before(packed.file, _content(LINES), True, content_head(packed.file.path)) == {
         _content(HALF),
         _content(legacy),
     }
@@ -102,13 +105,13 @@ def test_a_copy_of_another_path_counts_only_when_its_content_begins_as_the_files
     elsewhere.add(
         ("/landing/half.jsonl", 1, 1), ("commits", "dev", None), _content(HALF), "h", head_digest(HALF, 99)
     )
-    assert elsewhere.before(plain.file, False, content_head(plain.file.path)) == set()
+    assert elsewhere.before(plain.file, _content(LINES), False, content_head(plain.file.path)) == set()
 
 
-def test_a_content_shorter_than_a_copys_head_cannot_continue_it(tmp_path):
-    assert head_digest(b"abc", 10) is None
-    assert head_digest(b"abc", 3) == hashlib.sha256(b"abc").hexdigest()
-    assert head_digest(LINES, 10**9) == hashlib.sha256(LINES[:4096]).hexdigest()
+def test_a_content_shorter_than_a_head_has_none():
+    assert head_digest(b"abc", 3) is None
+    assert head_digest(LINES[:100], 10**9) is None  # the content could not be read that far
+    assert head_digest(LINES, len(LINES)) == hashlib.sha256(LINES[:4096]).hexdigest()
 
 
 def _ingested(copies, candidate: Candidate, content: tuple[int, str]) -> None:
