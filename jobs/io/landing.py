@@ -121,6 +121,16 @@ def _landed(path: Path, relative: str, kind: str, groups: dict[str, str]) -> Lan
     )
 
 
+def still_landed(path: Path, size: int, mtime_ns: int) -> bool:
+    """Whether the file at ``path`` is still the copy ingested with ``size`` and ``mtime_ns``: there,
+    and not replaced by another copy since."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return False
+    return (stat.st_size, stat.st_mtime_ns) == (size, mtime_ns)
+
+
 def content_hash(path: Path) -> str:
     """SHA-256 of the file's bytes, streamed."""
     digest = hashlib.sha256()

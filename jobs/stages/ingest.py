@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import partial
@@ -39,7 +38,7 @@ from jobs.io.growth import (
     resume_point,
 )
 from jobs.io.lake import Lake
-from jobs.io.landing import LandedFile, content_hashes, discover
+from jobs.io.landing import LandedFile, content_hashes, discover, still_landed
 from jobs.io.worker_files import FileCount
 from jobs.runtime.concurrent import side_by_side
 from jobs.sources import BY_KIND, parse_sources, patterns
@@ -122,12 +121,8 @@ class Copies:
             if longer_size <= size or (landed := self.files.get(longer_hash)) is None:
                 continue
             path, landed_size, mtime_ns = landed
-            try:
-                stat = os.stat(path)
-            except OSError:
+            if not still_landed(Path(path), landed_size, mtime_ns):
                 continue
-            if (stat.st_size, stat.st_mtime_ns) != (landed_size, mtime_ns):
-                continue  # the path holds another copy now
             if (lines := held_lines(Path(path), size, content_hash)) is not None:
                 return ResumePoint(size, lines + 1, longer_hash, nothing_new=True)
         return None

@@ -23,6 +23,7 @@ from pyspark.sql.types import StructField, StructType
 
 from jobs.io.growth import content_digest, content_head, head_digest, is_compressed
 from jobs.io.lake import Lake
+from jobs.io.landing import still_landed
 from jobs.quality.audit import RUN_COLUMNS
 from jobs.sources import BY_KIND
 from pipelines.ingest.config_files import classify_config_file
@@ -82,12 +83,8 @@ def _growing_file_contents(lake: Lake) -> None:
     filled = []
     for r in ingested.collect():
         path = Path(r.source_file)
-        try:
-            landed = path.stat()
-        except OSError:
-            continue  # gone: the copy keeps what it recorded
-        if (landed.st_size, landed.st_mtime_ns) != (r.file_size, r.file_mtime_ns):
-            continue  # the path holds another copy now
+        if not still_landed(path, r.file_size, r.file_mtime_ns):
+            continue  # gone or replaced: the copy keeps what it recorded
         compressed = is_compressed(path)
         if compressed and r.content_hash is None and r.records_landed == 0:
             # an earlier reader may have landed none of a damaged archive's lines: a copy that
