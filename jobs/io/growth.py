@@ -10,8 +10,8 @@ was rewritten) is read in full, as another version of the path.
 
 A file is compared by its content (decompressed, for a gzip stream), with the copies ingested of
 any path of its kind, cluster and broker whose content begins as its does (the first ``HEAD_BYTES``,
-recorded with each copy: ``head_digest``; a compressed copy's content is recorded with it too,
-``content_digest``): a rotated log (``otherdays/broker.1.log.gz``, or a plain file logback renamed)
+recorded with each copy: ``head_digest``; a shorter copy, all of it: ``prefix_digests``; a
+compressed copy's content is recorded with it too, ``content_digest``): a rotated log (``otherdays/broker.1.log.gz``, or a plain file logback renamed)
 or an archived commit stream holds the lines its live file's copies landed, and adds only the
 others; an archive landed again longer, or compressed again otherwise, adds only what the earlier
 archive did not hold; a plain copy of an archive adds only what the archive did not hold. An older,
@@ -35,7 +35,8 @@ CHUNK_BYTES = 32 << 20  # a file's content is read in blocks this large (content
 DAMAGE = (OSError, EOFError, zlib.error)  # what reading a damaged gzip stream raises
 # a copy of another path is compared with a file in full only if their contents begin with the
 # same bytes, this many (every copy of a kind, cluster and broker is a candidate; a shorter copy is
-# compared with its own path's later copies, and with compressed files, as before heads were kept)
+# one when the file's first bytes are all of it, prefix_digests, and it ends with a whole line,
+# line_ends, unless the file is compressed)
 HEAD_BYTES = 4096
 
 
@@ -137,6 +138,30 @@ def head_digest(head: bytes, size: int) -> str | None:
         if size >= HEAD_BYTES and len(head) >= HEAD_BYTES
         else None
     )
+
+
+def line_ends(head: bytes) -> set[int]:
+    """The sizes at which a copy of whole lines of a content beginning with ``head`` may end: after a
+    line's end, before it (a last line without its LF, or CRLF), and at the head's end."""
+    ends = {len(head)}
+    at = head.find(b"\n")
+    while at >= 0:
+        ends.update((at - 1, at, at + 1))
+        at = head.find(b"\n", at + 1)
+    return ends
+
+
+def prefix_digests(head: bytes, sizes: Iterable[int]) -> Iterator[tuple[int, str]]:
+    """(size, SHA-256 of the first ``size`` bytes of ``head``) for each of ``sizes`` that ``head``
+    reaches: whether a file begins with a copy shorter than HEAD_BYTES, told from its head. One
+    running hash, so that many sizes cost one pass."""
+    digest, hashed = hashlib.sha256(), 0
+    for size in sorted(sizes):
+        if size > len(head):
+            break
+        digest.update(head[hashed:size])
+        hashed = size
+        yield size, digest.copy().hexdigest()
 
 
 class _Content:

@@ -29,12 +29,15 @@ from pyspark.sql import functions as F
 from jobs.io.checked_commits import CheckedCommitWriter
 from jobs.io.growth import (
     FROM_START,
+    HEAD_BYTES,
     ResumePoint,
     content_digest,
     content_head,
     head_digest,
     held_lines,
     is_compressed,
+    line_ends,
+    prefix_digests,
     resume_point,
 )
 from jobs.io.lake import Lake
@@ -76,13 +79,15 @@ def _group(file: LandedFile) -> Group:
 class Copies:
     """The content of the ingested copies of growing files: by path; by (source kind, cluster, broker)
     and the digest of their first bytes (jobs.io.growth.head_digest), which a file of another path
-    beginning with the same bytes may continue; by group, those without that digest (shorter than
-    it, or ingested before it was recorded). ``row_hashes``: by content hash, the ``_file_hash`` its
-    rows landed with (a compressed copy's is its file's, not its content's); ``files``: by content
-    hash, the landed file (path, size, mtime) of the copy that holds it."""
+    beginning with the same bytes may continue; by group and size, those shorter than that (``short``:
+    a file's first bytes tell whether it begins with one); by group, those longer without that digest
+    (``headless``: ingested before it was recorded). ``row_hashes``: by content hash, the
+    ``_file_hash`` its rows landed with (a compressed copy's is its file's, not its content's);
+    ``files``: by content hash, the landed file (path, size, mtime) of the copy that holds it."""
 
     by_path: dict[str, set[Content]]
     by_head: dict[tuple[Group, str], set[Content]]
+    short: dict[Group, dict[int, set[str]]]
     headless: dict[Group, set[Content]]
     row_hashes: dict[str, str]
     files: dict[str, tuple[str, int, int]]
@@ -93,10 +98,12 @@ class Copies:
         """Count a copy's content among the copies (``file``: its path, size and mtime). The first
         copy of a content keeps its row hash and file: a later one of the same content landed nothing."""
         self.by_path.setdefault(file[0], set()).add(content)
-        if head is None:
-            self.headless.setdefault(group, set()).add(content)
-        else:
+        if head is not None:
             self.by_head.setdefault((group, head), set()).add(content)
+        elif content[0] < HEAD_BYTES:
+            self.short.setdefault(group, {}).setdefault(content[0], set()).add(content[1])
+        else:
+            self.headless.setdefault(group, set()).add(content)
         self.row_hashes.setdefault(content[1], file_hash)
         self.files.setdefault(content[1], file)
 
@@ -104,6 +111,7 @@ class Copies:
         return Copies(
             {path: set(c) for path, c in self.by_path.items()},
             {key: set(c) for key, c in self.by_head.items()},
+            {group: {size: set(h) for size, h in by_size.items()} for group, by_size in self.short.items()},
             {group: set(c) for group, c in self.headless.items()},
             dict(self.row_hashes),
             dict(self.files),
@@ -132,17 +140,25 @@ class Copies:
     ) -> set[Content]:
         """The copies ``file`` (of ``content``, beginning with ``head``) may continue: its path's, and
         those of its group that begin with the same HEAD_BYTES (a rotated log holds the lines its live
-        file's copies landed, a plain copy of an archive the archive's; jobs.io.growth). A copy
-        without that digest counts for a compressed file only, as before digests were recorded."""
+        file's copies landed, a plain copy of an archive the archive's; jobs.io.growth), or that are
+        shorter and are the start of ``head`` (for a plain file, ending with a whole line of it). A
+        longer copy without a digest counts for a compressed file only, as before digests were
+        recorded."""
+        group = _group(file)
         found = set(self.by_path.get(str(file.path), set()))
         if content and (digest := head_digest(head, content[0])):
-            found |= self.by_head.get((_group(file), digest), set())
+            found |= self.by_head.get((group, digest), set())
+        short = self.short.get(group, {})
+        # a plain file is compared at its head's line ends only, so that a long history of short
+        # copies costs a digest per line of the head, not per copy
+        sizes = short.keys() if compressed else short.keys() & line_ends(head)
+        found |= {(size, digest) for size, digest in prefix_digests(head, sizes) if digest in short[size]}
         if compressed:
-            found |= self.headless.get(_group(file), set())
+            found |= self.headless.get(group, set())
         return found
 
 
-NO_COPIES = Copies({}, {}, {}, {}, {})
+NO_COPIES = Copies({}, {}, {}, {}, {}, {})
 
 
 def _in_interval(file: LandedFile, start: datetime | None, end: datetime | None) -> bool:

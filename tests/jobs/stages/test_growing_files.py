@@ -357,6 +357,39 @@ def test_a_plain_copy_of_an_archive_adds_only_the_lines_the_archive_did_not_hold
     _assert_landed_as_once(reference, lake, cut_rows=len(logs))
 
 
+@pytest.mark.slow
+def test_a_renamed_plain_file_adds_only_the_lines_after_a_short_copy_of_its_live_file(spark, tmp_path):
+    """Each commit stream and log lands first as a copy of its live file taken when it held a few
+    lines (shorter than the head a copy records); then the live file is renamed without being
+    compressed (logback's ``otherdays/broker.log``) and lands whole under its new path. The renamed
+    file adds only the lines after the early copy, and the lake's replay equals one that landed the
+    whole files once."""
+    whole, landing = tmp_path / "whole", tmp_path / "landing"
+    commit_files, logs = _streams_and_logs(whole, landing)
+    for path in [*commit_files, *logs]:
+        data = path.read_bytes()
+        path.write_bytes(data[: data.index(b"\n", 1000) + 1])
+        assert path.stat().st_size < 4096
+
+    settings, lake, reference = Settings(), tmp_path / "lake", tmp_path / "reference"
+    first = run_stages(settings, lake, landing, START, END, "r1")
+    for path in [*commit_files, *logs]:
+        renamed = path.parent / "otherdays" / path.name
+        renamed.parent.mkdir(exist_ok=True)
+        shutil.copy(whole / path.relative_to(landing), renamed)
+        path.unlink()
+    second = run_stages(settings, lake, landing, START, END, "r2")
+    once = run_stages(settings, reference, whole, START, END, "r1")
+    assert not (first.quality_failed or second.quality_failed or once.quality_failed)
+
+    runs = DeltaTable(str(lake / "ops/ingest_runs")).to_pyarrow_table().to_pylist()
+    early = {r["source_file"]: r["_file_hash"] for r in runs if r["run_id"] == "r1"}
+    renamed = [r for r in runs if r["run_id"] == "r2"]
+    assert len(renamed) == len(commit_files) + len(logs)
+    assert all(r["grew_from_hash"] == early[r["source_file"].replace("/otherdays", "")] for r in renamed)
+    _assert_landed_as_once(reference, lake)
+
+
 def _forget_content_columns(table: Path) -> None:
     """ops/ingest_runs as a version before the content columns wrote it."""
     rows = DeltaTable(str(table)).to_pyarrow_table()

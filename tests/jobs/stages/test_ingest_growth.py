@@ -8,7 +8,7 @@ import hashlib
 from datetime import UTC, datetime
 from pathlib import Path
 
-from jobs.io.growth import content_head, head_digest
+from jobs.io.growth import content_head, head_digest, line_ends, prefix_digests
 from jobs.io.landing import LandedFile
 from jobs.stages.ingest import NO_COPIES, Candidate, _growth
 
@@ -86,18 +86,27 @@ def test_a_copy_of_another_path_counts_only_when_its_content_begins_as_the_files
         ("/landing/other.jsonl", 1, 1), GROUP, _content(other), "h-other", head_digest(other, len(other))
     )
     copies.add(("/landing/half.jsonl", 1, 1), GROUP, _content(HALF), "h-half", head_digest(HALF, len(HALF)))
-    # a copy ingested before heads were recorded, or shorter than one: a compressed file's content
+    # copies shorter than a head: those the file's first bytes begin with (one cut inside a line)
+    first = LINES[: LINES.index(b"\n") + 1]
+    copies.add(("/landing/first.jsonl", 1, 1), GROUP, _content(first), "h-first", None)
+    copies.add(("/landing/cut.jsonl", 1, 1), GROUP, _content(first[:-3]), "h-cut", None)
+    copies.add(("/landing/not.jsonl", 1, 1), GROUP, _content(b"X" + first[1:]), "h-not", None)
+    # a copy as long as a head ingested before heads were recorded: a compressed file's content
     # may still continue it
-    legacy = LINES[: LINES.index(b"\n") + 1]
+    legacy = HALF + b"\n"
     copies.add(("/landing/legacy.jsonl", 1, 1), GROUP, _content(legacy), "h-legacy", None)
 
     plain = _plain(tmp_path / "00.jsonl", LINES)
+    # a plain file: the short copies that end with a whole line of it
     assert copies.before(plain.file, _content(LINES), False, content_head(plain.file.path)) == {
-        _content(HALF)
+        _content(HALF),
+        _content(first),
     }
     packed = _archive(tmp_path / "00.jsonl.gz", LINES)
     assert copies.before(packed.file, _content(LINES), True, content_head(packed.file.path)) == {
         _content(HALF),
+        _content(first),
+        _content(first[:-3]),
         _content(legacy),
     }
     # another group's copies are never candidates
@@ -161,3 +170,31 @@ def test_a_longer_copy_that_holds_a_late_copy_wins_over_a_shorter_one_it_continu
         True,
     )
     assert point.reread_line is None
+
+
+def test_a_plain_file_of_another_path_continues_a_copy_shorter_than_a_head(tmp_path):
+    """A live log copied when it held a few lines, then renamed by logback without compressing it:
+    the renamed file adds only the lines after the early copy."""
+    few = LINES[: LINES.index(b"\n", 300) + 1]
+    early = _plain(tmp_path / "live-00.jsonl", few)
+    copies = NO_COPIES.copy()
+    _ingested(copies, early, _content(few))
+    renamed = _plain(tmp_path / "00.1.jsonl", LINES)
+    growth = _growth([renamed], copies)
+    point = growth.points[str(renamed.file.path)]
+    assert (point.skip_bytes, point.first_line, point.grew_from_hash) == (
+        len(few), few.count(b"\n") + 1, early.file_hash,
+    )  # fmt: skip
+    # in one batch too, the short copy first
+    both = _growth([renamed, early], NO_COPIES)
+    assert str(early.file.path) not in both.points
+    assert both.points[str(renamed.file.path)].skip_bytes == len(few)
+
+
+def test_a_short_copy_may_end_at_any_line_end_of_a_plain_files_head():
+    head = b"a\nbb\r\ncc"
+    assert line_ends(head) == {0, 1, 2, 4, 5, 6, len(head)}
+    assert dict(prefix_digests(head, {99, 2, 5})) == {
+        2: hashlib.sha256(b"a\n").hexdigest(),
+        5: hashlib.sha256(b"a\nbb\r").hexdigest(),
+    }
