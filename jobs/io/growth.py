@@ -10,13 +10,14 @@ was rewritten) is read in full, as another version of the path.
 
 A file is compared by its content (decompressed, for a gzip stream), with the copies ingested of
 any path of its kind, cluster and broker whose content begins as its does (the first ``HEAD_BYTES``,
-recorded with each copy: ``head_digest``; a shorter copy, all of it: ``prefix_digests``; a
-compressed copy's content is recorded with it too, ``content_digest``): a rotated log (``otherdays/broker.1.log.gz``, or a plain file logback renamed)
+recorded with each copy: ``head_digest``; a shorter copy's content, told from the file's first
+bytes: ``prefix_digests``; a compressed copy's content is recorded with it too, ``content_digest``): a rotated log (``otherdays/broker.1.log.gz``, or a plain file logback renamed)
 or an archived commit stream holds the lines its live file's copies landed, and adds only the
 others; an archive landed again longer, or compressed again otherwise, adds only what the earlier
 archive did not hold; a plain copy of an archive adds only what the archive did not hold. An older,
 shorter copy landed after a longer one adds nothing, when the longer copy's file is still landed as
-it was ingested (``held_lines``).
+it was ingested and both begin with the same HEAD_BYTES (``held_lines``; a late copy shorter than
+that is read whole).
 """
 
 from __future__ import annotations
@@ -35,8 +36,7 @@ CHUNK_BYTES = 32 << 20  # a file's content is read in blocks this large (content
 DAMAGE = (OSError, EOFError, zlib.error)  # what reading a damaged gzip stream raises
 # a copy of another path is compared with a file in full only if their contents begin with the
 # same bytes, this many (every copy of a kind, cluster and broker is a candidate; a shorter copy is
-# one when the file's first bytes are all of it, prefix_digests, and it ends with a whole line,
-# line_ends, unless the file is compressed)
+# one when the file's first bytes are all of it: prefix_digests)
 HEAD_BYTES = 4096
 
 
@@ -140,21 +140,11 @@ def head_digest(head: bytes, size: int) -> str | None:
     )
 
 
-def line_ends(head: bytes) -> set[int]:
-    """The sizes at which a copy of whole lines of a content beginning with ``head`` may end: after a
-    line's end, before it (a last line without its LF, or CRLF), and at the head's end."""
-    ends = {len(head)}
-    at = head.find(b"\n")
-    while at >= 0:
-        ends.update((at - 1, at, at + 1))
-        at = head.find(b"\n", at + 1)
-    return ends
-
-
 def prefix_digests(head: bytes, sizes: Iterable[int]) -> Iterator[tuple[int, str]]:
     """(size, SHA-256 of the first ``size`` bytes of ``head``) for each of ``sizes`` that ``head``
     reaches: whether a file begins with a copy shorter than HEAD_BYTES, told from its head. One
-    running hash, so that many sizes cost one pass."""
+    running hash, so that many sizes cost one pass and a digest each (at most HEAD_BYTES of them,
+    however many copies; docs/experiments.md, "Copies shorter than 4 KiB")."""
     digest, hashed = hashlib.sha256(), 0
     for size in sorted(sizes):
         if size > len(head):

@@ -36,7 +36,6 @@ from jobs.io.growth import (
     head_digest,
     held_lines,
     is_compressed,
-    line_ends,
     prefix_digests,
     resume_point,
 )
@@ -81,7 +80,8 @@ class Copies:
     and the digest of their first bytes (jobs.io.growth.head_digest), which a file of another path
     beginning with the same bytes may continue; by group and size, those shorter than that (``short``:
     a file's first bytes tell whether it begins with one); by group, those longer without that digest
-    (``headless``: ingested before it was recorded). ``row_hashes``: by content hash, the
+    (``headless``: ingested before it was recorded, or a damaged archive whose first bytes could not
+    be read). ``row_hashes``: by content hash, the
     ``_file_hash`` its rows landed with (a compressed copy's is its file's, not its content's);
     ``files``: by content hash, the landed file (path, size, mtime) of the copy that holds it."""
 
@@ -141,18 +141,15 @@ class Copies:
         """The copies ``file`` (of ``content``, beginning with ``head``) may continue: its path's, and
         those of its group that begin with the same HEAD_BYTES (a rotated log holds the lines its live
         file's copies landed, a plain copy of an archive the archive's; jobs.io.growth), or that are
-        shorter and are the start of ``head`` (for a plain file, ending with a whole line of it). A
-        longer copy without a digest counts for a compressed file only, as before digests were
-        recorded."""
+        shorter and are the start of ``head`` (whole lines, or cut inside one: the cut line is read
+        again). A longer copy without a digest counts for a compressed file only, as before digests
+        were recorded."""
         group = _group(file)
         found = set(self.by_path.get(str(file.path), set()))
         if content and (digest := head_digest(head, content[0])):
             found |= self.by_head.get((group, digest), set())
         short = self.short.get(group, {})
-        # a plain file is compared at its head's line ends only, so that a long history of short
-        # copies costs a digest per line of the head, not per copy
-        sizes = short.keys() if compressed else short.keys() & line_ends(head)
-        found |= {(size, digest) for size, digest in prefix_digests(head, sizes) if digest in short[size]}
+        found |= {(size, digest) for size, digest in prefix_digests(head, short) if digest in short[size]}
         if compressed:
             found |= self.headless.get(group, set())
         return found

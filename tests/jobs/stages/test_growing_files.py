@@ -166,14 +166,14 @@ def test_a_snapshot_rewritten_with_other_content_replaces_what_it_said(spark, tm
             assert result.agrees, result.line()
 
 
-def _cut_in_last_number(data: bytes, marker: bytes) -> bytes:
-    """``data`` cut two digits before the end of the first line past its middle that holds
-    ``marker`` and ends in a number of four digits or more: a cut line that still parses."""
-    at = len(data) // 2
+def _cut_in_last_number(data: bytes, marker: bytes, at: int | None = None) -> bytes:
+    """``data`` cut two digits before the end of the first line past its middle (or byte ``at``) that
+    holds ``marker`` and ends in a number of four digits or more: a cut line that still parses."""
+    at = len(data) // 2 if at is None else at
     while True:
         newline = data.index(b"\n", at)
         end = newline - 1 if data[newline - 1 : newline] == b"\r" else newline  # LF or CRLF
-        line = data[data.rindex(b"\n", 0, end) + 1 : end]
+        line = data[data.rfind(b"\n", 0, end) + 1 : end]
         if marker in line and re.search(rb"\d{4}$", line):
             return data[: end - 2]
         at = newline + 1
@@ -358,18 +358,31 @@ def test_a_plain_copy_of_an_archive_adds_only_the_lines_the_archive_did_not_hold
 
 
 @pytest.mark.slow
-def test_a_renamed_plain_file_adds_only_the_lines_after_a_short_copy_of_its_live_file(spark, tmp_path):
+@pytest.mark.parametrize("inside_a_line", [False, True], ids=["at-a-line-end", "inside-a-line"])
+def test_a_renamed_plain_file_adds_only_the_lines_after_a_short_copy_of_its_live_file(
+    spark, tmp_path, inside_a_line
+):
     """Each commit stream and log lands first as a copy of its live file taken when it held a few
-    lines (shorter than the head a copy records); then the live file is renamed without being
-    compressed (logback's ``otherdays/broker.log``) and lands whole under its new path. The renamed
-    file adds only the lines after the early copy, and the lake's replay equals one that landed the
+    lines (shorter than the head a copy records), ending with a whole line or inside one (a log inside
+    a commit line's last number); then the live file is renamed without being compressed (logback's
+    ``otherdays/broker.log``) and lands whole under its new path. The renamed file adds only the lines
+    after the early copy (the cut one again, whole), and the lake's replay equals one that landed the
     whole files once."""
     whole, landing = tmp_path / "whole", tmp_path / "landing"
     commit_files, logs = _streams_and_logs(whole, landing)
+    cut_rows = 0  # logs cut inside a commit line's number: a row that still parses
     for path in [*commit_files, *logs]:
         data = path.read_bytes()
-        path.write_bytes(data[: data.index(b"\n", 1000) + 1])
+        if not inside_a_line:
+            path.write_bytes(data[: data.index(b"\n", 1000) + 1])
+            continue
+        try:  # a commit line in the first 4 KiB, cut inside its last number
+            path.write_bytes(_cut_in_last_number(data[:4000], logs[path], at=0))
+            cut_rows += 1
+        except (KeyError, ValueError):  # a commit stream, or a log without one there
+            path.write_bytes(data[: data.index(b"\n", 1000) + 20])
         assert path.stat().st_size < 4096
+    assert cut_rows or not inside_a_line
 
     settings, lake, reference = Settings(), tmp_path / "lake", tmp_path / "reference"
     first = run_stages(settings, lake, landing, START, END, "r1")
@@ -387,7 +400,8 @@ def test_a_renamed_plain_file_adds_only_the_lines_after_a_short_copy_of_its_live
     renamed = [r for r in runs if r["run_id"] == "r2"]
     assert len(renamed) == len(commit_files) + len(logs)
     assert all(r["grew_from_hash"] == early[r["source_file"].replace("/otherdays", "")] for r in renamed)
-    _assert_landed_as_once(reference, lake)
+    assert all((r["reread_line"] is not None) == inside_a_line for r in renamed)
+    _assert_landed_as_once(reference, lake, cut_rows=cut_rows)
 
 
 def _forget_content_columns(table: Path) -> None:

@@ -8,7 +8,7 @@ import hashlib
 from datetime import UTC, datetime
 from pathlib import Path
 
-from jobs.io.growth import content_head, head_digest, line_ends, prefix_digests
+from jobs.io.growth import content_head, head_digest, prefix_digests
 from jobs.io.landing import LandedFile
 from jobs.stages.ingest import NO_COPIES, Candidate, _growth
 
@@ -97,10 +97,10 @@ def test_a_copy_of_another_path_counts_only_when_its_content_begins_as_the_files
     copies.add(("/landing/legacy.jsonl", 1, 1), GROUP, _content(legacy), "h-legacy", None)
 
     plain = _plain(tmp_path / "00.jsonl", LINES)
-    # a plain file: the short copies that end with a whole line of it
     assert copies.before(plain.file, _content(LINES), False, content_head(plain.file.path)) == {
         _content(HALF),
         _content(first),
+        _content(first[:-3]),
     }
     packed = _archive(tmp_path / "00.jsonl.gz", LINES)
     assert copies.before(packed.file, _content(LINES), True, content_head(packed.file.path)) == {
@@ -191,10 +191,25 @@ def test_a_plain_file_of_another_path_continues_a_copy_shorter_than_a_head(tmp_p
     assert both.points[str(renamed.file.path)].skip_bytes == len(few)
 
 
-def test_a_short_copy_may_end_at_any_line_end_of_a_plain_files_head():
+def test_a_short_copy_is_told_from_a_files_head_at_any_size_it_reaches():
     head = b"a\nbb\r\ncc"
-    assert line_ends(head) == {0, 1, 2, 4, 5, 6, len(head)}
-    assert dict(prefix_digests(head, {99, 2, 5})) == {
+    assert dict(prefix_digests(head, {99, 2, 5, len(head)})) == {
         2: hashlib.sha256(b"a\n").hexdigest(),
         5: hashlib.sha256(b"a\nbb\r").hexdigest(),
+        len(head): hashlib.sha256(head).hexdigest(),
     }
+
+
+def test_a_plain_file_continues_a_short_copy_of_another_path_cut_inside_a_line(tmp_path):
+    """A live file copied while a line was being written, then renamed plain: the renamed file reads
+    the cut line again whole (it supersedes the copy's row of it) and the lines after it."""
+    cut_at = LINES.index(b"\n", 300) + 20
+    early = _plain(tmp_path / "live-00.jsonl", LINES[:cut_at])
+    copies = NO_COPIES.copy()
+    _ingested(copies, early, _content(LINES[:cut_at]))
+    renamed = _plain(tmp_path / "00.1.jsonl", LINES)
+    point = _growth([renamed], copies).points[str(renamed.file.path)]
+    whole_lines = LINES[: LINES.rindex(b"\n", 0, cut_at) + 1]
+    assert (point.skip_bytes, point.first_line, point.reread_line, point.grew_from_hash) == (
+        len(whole_lines), whole_lines.count(b"\n") + 1, whole_lines.count(b"\n") + 1, early.file_hash,
+    )  # fmt: skip
