@@ -16,8 +16,9 @@ or an archived commit stream holds the lines its live file's copies landed, and 
 others; an archive landed again longer, or compressed again otherwise, adds only what the earlier
 archive did not hold; a plain copy of an archive adds only what the archive did not hold. An older,
 shorter copy landed after a longer one adds nothing, when the longer copy's file is still landed as
-it was ingested and both begin with the same HEAD_BYTES (``held_lines``; a late copy shorter than
-that is read whole).
+it was ingested and both begin with the same HEAD_BYTES (``held_lines``). A late copy shorter than
+that is compared with the copies before it only: it lands again the lines after them that the
+longer copy landed.
 """
 
 from __future__ import annotations
@@ -143,7 +144,7 @@ def head_digest(head: bytes, size: int) -> str | None:
 def prefix_digests(head: bytes, sizes: Iterable[int]) -> Iterator[tuple[int, str]]:
     """(size, SHA-256 of the first ``size`` bytes of ``head``) for each of ``sizes`` that ``head``
     reaches: whether a file begins with a copy shorter than HEAD_BYTES, told from its head. One
-    running hash, so that many sizes cost one pass and a digest each (at most HEAD_BYTES of them,
+    running hash, so that many sizes cost one pass and a digest each (fewer than HEAD_BYTES of them,
     however many copies; docs/experiments.md, "Copies shorter than 4 KiB")."""
     digest, hashed = hashlib.sha256(), 0
     for size in sorted(sizes):

@@ -100,10 +100,10 @@ class Copies:
         self.by_path.setdefault(file[0], set()).add(content)
         if head is not None:
             self.by_head.setdefault((group, head), set()).add(content)
-        elif content[0] < HEAD_BYTES:
-            self.short.setdefault(group, {}).setdefault(content[0], set()).add(content[1])
-        else:
+        elif content[0] >= HEAD_BYTES:
             self.headless.setdefault(group, set()).add(content)
+        elif content[0]:  # an empty copy begins every file and holds no line
+            self.short.setdefault(group, {}).setdefault(content[0], set()).add(content[1])
         self.row_hashes.setdefault(content[1], file_hash)
         self.files.setdefault(content[1], file)
 

@@ -375,12 +375,12 @@ def test_a_renamed_plain_file_adds_only_the_lines_after_a_short_copy_of_its_live
         data = path.read_bytes()
         if not inside_a_line:
             path.write_bytes(data[: data.index(b"\n", 1000) + 1])
-            continue
-        try:  # a commit line in the first 4 KiB, cut inside its last number
-            path.write_bytes(_cut_in_last_number(data[:4000], logs[path], at=0))
-            cut_rows += 1
-        except (KeyError, ValueError):  # a commit stream, or a log without one there
-            path.write_bytes(data[: data.index(b"\n", 1000) + 20])
+        else:
+            try:  # a commit line in the first 4 KiB, cut inside its last number
+                path.write_bytes(_cut_in_last_number(data[:4000], logs[path], at=0))
+                cut_rows += 1
+            except (KeyError, ValueError):  # a commit stream, or a log without one there
+                path.write_bytes(data[: data.index(b"\n", 1000) + 20])
         assert path.stat().st_size < 4096
     assert cut_rows or not inside_a_line
 

@@ -91,6 +91,7 @@ def test_a_copy_of_another_path_counts_only_when_its_content_begins_as_the_files
     copies.add(("/landing/first.jsonl", 1, 1), GROUP, _content(first), "h-first", None)
     copies.add(("/landing/cut.jsonl", 1, 1), GROUP, _content(first[:-3]), "h-cut", None)
     copies.add(("/landing/not.jsonl", 1, 1), GROUP, _content(b"X" + first[1:]), "h-not", None)
+    copies.add(("/landing/empty.jsonl", 0, 1), GROUP, _content(b""), "h-empty", None)
     # a copy as long as a head ingested before heads were recorded: a compressed file's content
     # may still continue it
     legacy = HALF + b"\n"
