@@ -11,9 +11,10 @@ was rewritten) is read in full, as another version of the path.
 A file is compared by its content (decompressed, for a gzip stream), with the copies ingested of
 any path of its kind, cluster and broker whose content begins as its does (the first ``HEAD_BYTES``,
 recorded with each copy: ``head_digest``; a shorter copy's content, told from the file's first
-bytes: ``prefix_digests``; a compressed copy's content is recorded with it too, ``content_digest``): a rotated log (``otherdays/broker.1.log.gz``, or a plain file logback renamed)
-or an archived commit stream holds the lines its live file's copies landed, and adds only the
-others; an archive landed again longer, or compressed again otherwise, adds only what the earlier
+bytes: ``prefix_digests``; a compressed copy's content is recorded with it too, ``content_digest``):
+a rotated log (``otherdays/broker.1.log.gz``, or a plain file logback renamed) or an archived
+commit stream holds the lines its live file's copies landed, and adds only the others; an archive
+landed again longer, or compressed again otherwise, adds only what the earlier
 archive did not hold; a plain copy of an archive adds only what the archive did not hold. An older,
 shorter copy landed after a longer one adds nothing, when the longer copy's file is still landed as
 it was ingested and both begin with the same HEAD_BYTES (``held_lines``). A late copy shorter than

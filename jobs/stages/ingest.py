@@ -81,9 +81,9 @@ class Copies:
     beginning with the same bytes may continue; by group and size, those shorter than that (``short``:
     a file's first bytes tell whether it begins with one); by group, those longer without that digest
     (``headless``: ingested before it was recorded, or a damaged archive whose first bytes could not
-    be read). ``row_hashes``: by content hash, the
-    ``_file_hash`` its rows landed with (a compressed copy's is its file's, not its content's);
-    ``files``: by content hash, the landed file (path, size, mtime) of the copy that holds it."""
+    be read). ``row_hashes``: by content hash, the ``_file_hash`` its rows landed with (a compressed
+    copy's is its file's, not its content's); ``files``: by content hash, the landed file (path,
+    size, mtime) of the copy that holds it."""
 
     by_path: dict[str, set[Content]]
     by_head: dict[tuple[Group, str], set[Content]]
