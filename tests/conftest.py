@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 from pathlib import Path
 
@@ -41,11 +42,32 @@ def spark(tmp_path_factory):
             "spark.sql.warehouse.dir": str(warehouse),
             "spark.default.parallelism": "2",
             "spark.driver.memory": "3g",
+            # a broadcast table's block is freed once the context's cleaner sees its handle collected,
+            # and a handle that lived long enough waits for a full collection: Spark's default (30min)
+            # let the suite's dead broadcasts fill the driver's old generation (docs/experiments.md,
+            # "The test session's heap")
+            "spark.cleaner.periodicGC.interval": "1min",
         },
     )
     session = build_session(settings)
+    # what the suite has imported lives as long as it: frozen, each collection after a test
+    # (_release_frames) scans only the objects made since
+    gc.collect()
+    gc.freeze()
     yield session
     session.stop()
+
+
+@pytest.fixture(autouse=True)
+def _release_frames(request):
+    """After a test with Spark, the DataFrames it left in reference cycles: each holds its plan in
+    the driver, and with it every broadcast table the plan built (a page of spark.buffer.pageSize
+    at least), until Python's collector of cycles next reaches it, which in a process as long-lived
+    as the suite is seldom. The suite's one driver filled its heap with them (docs/experiments.md,
+    "The test session's heap")."""
+    yield
+    if "spark" in request.fixturenames:
+        gc.collect()
 
 
 @pytest.fixture(scope="session")
