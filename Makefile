@@ -20,7 +20,7 @@ CHROMIUM ?= /usr/bin/chromium
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 
-.PHONY: demo test test-fast lint bench env jvm-archive check-java check-python browser clean
+.PHONY: demo test test-fast test-long lint bench env jvm-archive check-java check-python browser clean
 
 check-python:
 	@[ -n "$(PYTHON)" ] || { \
@@ -71,13 +71,18 @@ lint: env
 	$(VENV)/bin/ruff format --check --quiet .
 	$(VENV)/bin/lint-imports --no-cache > .lint-imports.log || { cat .lint-imports.log; exit 1; }
 
-# every test: unit (no Spark), integration (real Spark and Delta) and end-to-end (marked slow)
+# every test: unit (no Spark), integration (real Spark and Delta) and end-to-end (marked slow),
+# but the long ones (marked long: the crash trial, the soak, a standalone cluster), which test-long runs
 test: lint jvm-archive browser
-	$(VENV)/bin/python -m pytest
+	$(VENV)/bin/python -m pytest -m "not long"
+
+# the long tests alone: each makes many whole runs, most in processes of their own
+test-long: lint jvm-archive
+	$(VENV)/bin/python -m pytest -m long
 
 # all but the end-to-end tests (whole runs, real Airflow, the benchmark's agreement with DuckDB)
 test-fast: lint jvm-archive browser
-	$(VENV)/bin/python -m pytest -m "not slow"
+	$(VENV)/bin/python -m pytest -m "not slow and not long"
 
 bench: jvm-archive
 	$(VENV)/bin/offsetlake bench

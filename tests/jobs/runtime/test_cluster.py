@@ -25,7 +25,7 @@ from jobs.tools.lake_compare import compare_lakes, delta_tables
 from jobs.tools.simulator import simulate
 from tests.jobs.tools.simulator_helpers import small_cluster
 
-pytestmark = [pytest.mark.slow, pytest.mark.integration]
+pytestmark = [pytest.mark.slow, pytest.mark.long, pytest.mark.integration]
 START = datetime(2026, 11, 21, tzinfo=UTC)
 END = START + timedelta(hours=1)
 SPARK_HOME = Path(pyspark.__file__).parent

@@ -28,6 +28,7 @@ def test_kill_points_cover_every_stage_and_give_the_longest_the_spare_ones():
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_a_lake_killed_at_any_stage_ends_equal_to_one_that_never_crashed(tmp_path):
     assert main(["--workdir", str(tmp_path), "--kills", "8", "--hours", "0.5"]) == 0
     report = json.loads((tmp_path / "crash-trial.json").read_text())

@@ -50,6 +50,7 @@ def test_a_soak_whose_hours_have_landed_cannot_grow(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_three_hourly_runs_with_and_without_maintenance_give_the_same_rows_in_fewer_files(spark, tmp_path):
     records, probed = soak(tmp_path, runs=3, maintain_every=2, lakes=("plain", "maintained"))
     assert probed == []
@@ -71,6 +72,7 @@ def test_three_hourly_runs_with_and_without_maintenance_give_the_same_rows_in_fe
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_the_probe_reruns_a_lakes_last_interval_on_a_copy_beside_a_young_lake(spark, tmp_path):
     soak(tmp_path, runs=2, maintain_every=0, lakes=("plain",))
     publishes = tmp_path / "plain" / "ops" / "publish_runs"
