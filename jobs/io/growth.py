@@ -17,9 +17,8 @@ commit stream holds the lines its live file's copies landed, and adds only the o
 landed again longer, or compressed again otherwise, adds only what the earlier
 archive did not hold; a plain copy of an archive adds only what the archive did not hold. An older,
 shorter copy landed after a longer one adds nothing, when the longer copy's file is still landed as
-it was ingested and both begin with the same HEAD_BYTES (``held_lines``). A late copy shorter than
-that is compared with the copies before it only: it lands again the lines after them that the
-longer copy landed.
+it was ingested and begins with it: both begin with the same HEAD_BYTES (``held_lines``), or the
+older copy is shorter than that and is the start of the longer one's first bytes.
 """
 
 from __future__ import annotations

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from dataclasses import dataclass, replace
+from bisect import bisect_left
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -83,7 +84,9 @@ class Copies:
     (``headless``: ingested before it was recorded, or a damaged archive whose first bytes could not
     be read). ``row_hashes``: by content hash, the ``_file_hash`` its rows landed with (a compressed
     copy's is its file's, not its content's); ``files``: by content hash, the landed file (path,
-    size, mtime) of the copy that holds it."""
+    size, mtime) of the copy that holds it; ``by_group``: every copy of a group, and ``heads_read``,
+    by group, the first HEAD_BYTES of those still landed, sorted: read once, when a copy shorter
+    than that asks which longer copy holds it."""
 
     by_path: dict[str, set[Content]]
     by_head: dict[tuple[Group, str], set[Content]]
@@ -91,6 +94,8 @@ class Copies:
     headless: dict[Group, set[Content]]
     row_hashes: dict[str, str]
     files: dict[str, tuple[str, int, int]]
+    by_group: dict[Group, set[Content]] = field(default_factory=dict)
+    heads_read: dict[Group, list[tuple[bytes, int, str]]] = field(default_factory=dict)
 
     def add(
         self, file: tuple[str, int, int], group: Group, content: Content, file_hash: str, head: str | None
@@ -104,6 +109,8 @@ class Copies:
             self.headless.setdefault(group, set()).add(content)
         elif content[0]:  # an empty copy begins every file and holds no line
             self.short.setdefault(group, {}).setdefault(content[0], set()).add(content[1])
+        if content[0]:
+            self.by_group.setdefault(group, set()).add(content)
         self.row_hashes.setdefault(content[1], file_hash)
         self.files.setdefault(content[1], file)
 
@@ -115,16 +122,17 @@ class Copies:
             {group: set(c) for group, c in self.headless.items()},
             dict(self.row_hashes),
             dict(self.files),
+            {group: set(c) for group, c in self.by_group.items()},
         )
 
     def holding(self, file: LandedFile, content: Content, head: bytes) -> ResumePoint | None:
         """Where ``file`` (of ``content``, beginning with ``head``) has nothing new, when a longer copy
         ingested before holds all of it: an older copy of a file, landed after a newer one. Only a
         copy whose file is still landed as it was ingested can tell, and only of copies that begin
-        with the same HEAD_BYTES."""
+        with the same HEAD_BYTES, or, for a file shorter than that, whose first bytes are all of it."""
         size, content_hash = content
         if (digest := head_digest(head, size)) is None:
-            return None
+            return self._holding_short(file, content, head)
         for longer_size, longer_hash in self.by_head.get((_group(file), digest), set()):
             if longer_size <= size or (landed := self.files.get(longer_hash)) is None:
                 continue
@@ -134,6 +142,35 @@ class Copies:
             if (lines := held_lines(Path(path), size, content_hash)) is not None:
                 return ResumePoint(size, lines + 1, longer_hash, nothing_new=True)
         return None
+
+    def _holding_short(self, file: LandedFile, content: Content, head: bytes) -> ResumePoint | None:
+        """``holding`` for a file shorter than HEAD_BYTES, whose head is all of its content: a longer
+        copy of its group holds it when that copy's head begins with it (among the heads sorted, those
+        that begin with it are side by side)."""
+        size, content_hash = content
+        if len(head) != size or hashlib.sha256(head).hexdigest() != content_hash:
+            return None  # a damaged stream: its head is not the content it lands
+        heads = self._landed_heads(_group(file))
+        at = bisect_left(heads, (head,))
+        while at < len(heads) and heads[at][0].startswith(head):
+            _, longer_size, longer_hash = heads[at]
+            if longer_size > size:
+                return ResumePoint(size, head.count(b"\n") + 1, longer_hash, nothing_new=True)
+            at += 1
+        return None
+
+    def _landed_heads(self, group: Group) -> list[tuple[bytes, int, str]]:
+        """(content head, content size, content hash) of each copy of ``group`` whose file is still
+        landed as it was ingested, sorted; read once per batch (``heads_read``)."""
+        if (heads := self.heads_read.get(group)) is None:
+            heads = []
+            for size, content_hash in self.by_group.get(group, set()):
+                path, landed_size, mtime_ns = self.files[content_hash]
+                if still_landed(Path(path), landed_size, mtime_ns):
+                    heads.append((content_head(Path(path)), size, content_hash))
+            heads.sort()
+            self.heads_read[group] = heads
+        return heads
 
     def before(
         self, file: LandedFile, content: Content | None, compressed: bool, head: bytes

@@ -8,7 +8,7 @@ import hashlib
 from datetime import UTC, datetime
 from pathlib import Path
 
-from jobs.io.growth import content_head, head_digest, prefix_digests
+from jobs.io.growth import HEAD_BYTES, content_head, head_digest, prefix_digests
 from jobs.io.landing import LandedFile
 from jobs.stages.ingest import NO_COPIES, Candidate, _growth
 
@@ -171,6 +171,36 @@ def test_a_longer_copy_that_holds_a_late_copy_wins_over_a_shorter_one_it_continu
         True,
     )
     assert point.reread_line is None
+
+
+def test_a_late_copy_shorter_than_a_head_adds_nothing_a_longer_copy_landed(tmp_path):
+    """Copies of one live file taken at three moments, all shorter than a head; the middle one lands
+    last. It continues the first, but the last holds all of it: it lands nothing. A copy landed
+    first of all, then, adds nothing either."""
+    short = LINES[: HEAD_BYTES - 100]
+    early = _plain(tmp_path / "early.jsonl", short[:300])
+    late = _plain(tmp_path / "late.jsonl", short)
+    copies = NO_COPIES.copy()
+    _ingested(copies, early, _content(short[:300]))
+    _ingested(copies, late, _content(short))
+    middle = _plain(tmp_path / "middle.jsonl", short[:2000])
+    point = _growth([middle], copies).points[str(middle.file.path)]
+    assert (point.skip_bytes, point.first_line, point.grew_from_hash, point.nothing_new) == (
+        2000, short[:2000].count(b"\n") + 1, late.file_hash, True,
+    )  # fmt: skip
+    assert point.reread_line is None
+
+    # held by a copy of a head's length or more, of another path, compressed
+    archive = _archive(tmp_path / "00.jsonl.gz", LINES)
+    held = NO_COPIES.copy()
+    _ingested(held, archive, _content(LINES))
+    point = _growth([middle], held).points[str(middle.file.path)]
+    assert (point.grew_from_hash, point.nothing_new) == (archive.file_hash, True)
+    # a copy it is not the start of holds none of it; nor does one whose file was replaced since
+    other = _plain(tmp_path / "other.jsonl", short[:100] + b"X" + short[101:2000])
+    assert str(other.file.path) not in _growth([other], held).points
+    archive.file.path.write_bytes(gzip.compress(b"replaced\n" + LINES))
+    assert str(middle.file.path) not in _growth([middle], held).points
 
 
 def test_a_plain_file_of_another_path_continues_a_copy_shorter_than_a_head(tmp_path):
