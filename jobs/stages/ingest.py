@@ -84,9 +84,10 @@ class Copies:
     (``headless``: ingested before it was recorded, or a damaged archive whose first bytes could not
     be read). ``row_hashes``: by content hash, the ``_file_hash`` its rows landed with (a compressed
     copy's is its file's, not its content's); ``files``: by content hash, the landed file (path,
-    size, mtime) of the copy that holds it; ``by_group``: every copy of a group, and ``heads_read``,
-    by group, the first HEAD_BYTES of those still landed, sorted: read once, when a copy shorter
-    than that asks which longer copy holds it."""
+    size, mtime) of the copy that holds it; ``by_group``: every copy of a group that holds a line,
+    with its head's digest as recorded, and ``heads_read``, by group, the first HEAD_BYTES of those
+    still landed as recorded, sorted: read once per batch (``copy`` leaves them out), when a copy
+    shorter than that asks which longer copy holds it."""
 
     by_path: dict[str, set[Content]]
     by_head: dict[tuple[Group, str], set[Content]]
@@ -94,7 +95,7 @@ class Copies:
     headless: dict[Group, set[Content]]
     row_hashes: dict[str, str]
     files: dict[str, tuple[str, int, int]]
-    by_group: dict[Group, set[Content]] = field(default_factory=dict)
+    by_group: dict[Group, dict[Content, str | None]] = field(default_factory=dict)
     heads_read: dict[Group, list[tuple[bytes, int, str]]] = field(default_factory=dict)
 
     def add(
@@ -110,7 +111,7 @@ class Copies:
         elif content[0]:  # an empty copy begins every file and holds no line
             self.short.setdefault(group, {}).setdefault(content[0], set()).add(content[1])
         if content[0]:
-            self.by_group.setdefault(group, set()).add(content)
+            self.by_group.setdefault(group, {}).setdefault(content, head)
         self.row_hashes.setdefault(content[1], file_hash)
         self.files.setdefault(content[1], file)
 
@@ -122,7 +123,7 @@ class Copies:
             {group: set(c) for group, c in self.headless.items()},
             dict(self.row_hashes),
             dict(self.files),
-            {group: set(c) for group, c in self.by_group.items()},
+            {group: dict(c) for group, c in self.by_group.items()},
         )
 
     def holding(self, file: LandedFile, content: Content, head: bytes) -> ResumePoint | None:
@@ -148,8 +149,9 @@ class Copies:
         copy of its group holds it when that copy's head begins with it (among the heads sorted, those
         that begin with it are side by side)."""
         size, content_hash = content
-        if len(head) != size or hashlib.sha256(head).hexdigest() != content_hash:
-            return None  # a damaged stream: its head is not the content it lands
+        if not _begins_with(head, size, content_hash):
+            return None  # empty (it holds no line), or a damaged stream whose head is not what it lands
+        head = head[:size]
         heads = self._landed_heads(_group(file))
         at = bisect_left(heads, (head,))
         while at < len(heads) and heads[at][0].startswith(head):
@@ -161,13 +163,21 @@ class Copies:
 
     def _landed_heads(self, group: Group) -> list[tuple[bytes, int, str]]:
         """(content head, content size, content hash) of each copy of ``group`` whose file is still
-        landed as it was ingested, sorted; read once per batch (``heads_read``)."""
+        landed as it was ingested, sorted; read once per batch (``heads_read``). A head is kept only
+        if it is the start of the content the copy landed, as recorded: not a damaged archive's
+        bytes that its lines did not reach, nor a compressed copy recorded by its file (nothing of
+        it could be read, or it was ingested before contents were recorded). A batch's own files,
+        counted among the copies after these are read, are never longer than the files that ask
+        (_growth takes them shortest first)."""
         if (heads := self.heads_read.get(group)) is None:
             heads = []
-            for size, content_hash in self.by_group.get(group, set()):
+            for (size, content_hash), digest in self.by_group.get(group, {}).items():
                 path, landed_size, mtime_ns = self.files[content_hash]
-                if still_landed(Path(path), landed_size, mtime_ns):
-                    heads.append((content_head(Path(path)), size, content_hash))
+                if not still_landed(Path(path), landed_size, mtime_ns):
+                    continue
+                head = content_head(Path(path))
+                if _begins_with(head, size, content_hash) or (digest and head_digest(head, size) == digest):
+                    heads.append((head[:size], size, content_hash))
             heads.sort()
             self.heads_read[group] = heads
         return heads
@@ -193,6 +203,13 @@ class Copies:
 
 
 NO_COPIES = Copies({}, {}, {}, {}, {}, {})
+
+
+def _begins_with(head: bytes, size: int, content_hash: str) -> bool:
+    """Whether ``head`` begins with all of a content of ``size`` bytes and SHA-256 ``content_hash``
+    (one shorter than HEAD_BYTES; a damaged stream's head may go on past the lines it landed), and
+    that content holds a line."""
+    return 0 < size <= len(head) and hashlib.sha256(head[:size]).hexdigest() == content_hash
 
 
 def _in_interval(file: LandedFile, start: datetime | None, end: datetime | None) -> bool:

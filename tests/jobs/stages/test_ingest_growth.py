@@ -8,7 +8,7 @@ import hashlib
 from datetime import UTC, datetime
 from pathlib import Path
 
-from jobs.io.growth import HEAD_BYTES, content_head, head_digest, prefix_digests
+from jobs.io.growth import HEAD_BYTES, content_digest, content_head, head_digest, prefix_digests
 from jobs.io.landing import LandedFile
 from jobs.stages.ingest import NO_COPIES, Candidate, _growth
 
@@ -175,8 +175,8 @@ def test_a_longer_copy_that_holds_a_late_copy_wins_over_a_shorter_one_it_continu
 
 def test_a_late_copy_shorter_than_a_head_adds_nothing_a_longer_copy_landed(tmp_path):
     """Copies of one live file taken at three moments, all shorter than a head; the middle one lands
-    last. It continues the first, but the last holds all of it: it lands nothing. A copy landed
-    first of all, then, adds nothing either."""
+    last. It continues the first, but the last holds all of it: it lands nothing. Held by a day's
+    archive landed before it, with no copy before it, it lands nothing either."""
     short = LINES[: HEAD_BYTES - 100]
     early = _plain(tmp_path / "early.jsonl", short[:300])
     late = _plain(tmp_path / "late.jsonl", short)
@@ -201,6 +201,33 @@ def test_a_late_copy_shorter_than_a_head_adds_nothing_a_longer_copy_landed(tmp_p
     assert str(other.file.path) not in _growth([other], held).points
     archive.file.path.write_bytes(gzip.compress(b"replaced\n" + LINES))
     assert str(middle.file.path) not in _growth([middle], held).points
+
+
+def test_a_short_copy_is_held_only_by_what_a_longer_copy_landed(tmp_path):
+    """A compressed short copy is held by its content; an empty file holds no line and is held by
+    nothing; an archive damaged so that nothing of it could be read (recorded by its file, landing
+    no line) holds nothing, though its first bytes still read and begin with the short copy."""
+    short = LINES[: HEAD_BYTES - 100]
+    archive = _archive(tmp_path / "00.jsonl.gz", short)
+    copies = NO_COPIES.copy()
+    _ingested(copies, archive, _content(short))
+    early = _archive(tmp_path / "early.jsonl.gz", short[:1000])
+    point = _growth([early], copies).points[str(early.file.path)]
+    assert (point.skip_bytes, point.grew_from_hash, point.nothing_new) == (1000, archive.file_hash, True)
+    empty = _plain(tmp_path / "empty.jsonl", b"")
+    assert str(empty.file.path) not in _growth([empty], copies).points
+
+    damaged = bytearray(gzip.compress(LINES, mtime=0))
+    damaged[461] ^= 0xFF  # a deflate block the first read fails, after the first 4 KiB decompressed
+    broken = tmp_path / "01.jsonl.gz"
+    broken.write_bytes(bytes(damaged))
+    assert content_digest(broken) is None and content_head(broken).startswith(LINES[:2018])
+    unread = _candidate(broken)
+    recorded = NO_COPIES.copy()
+    recorded.add((str(broken), unread.file.size, unread.file.mtime_ns), GROUP,
+                 (unread.file.size, unread.file_hash), unread.file_hash, None)  # fmt: skip
+    live = _plain(tmp_path / "live-01.jsonl", LINES[:2018])
+    assert str(live.file.path) not in _growth([live], recorded).points
 
 
 def test_a_plain_file_of_another_path_continues_a_copy_shorter_than_a_head(tmp_path):
