@@ -14,9 +14,8 @@ from pyspark.sql import functions as F
 
 from jobs.io.lake import Lake
 from pipelines.monitoring import CHECKS, CheckContext, CheckInput, MonitoringCheck
-from schemas.instants import from_collected
 from schemas.quality import QualitySettings, Severity
-from schemas.tables import QUALITY_FINDINGS, REPLAY_CHECKPOINTS, TableSpec
+from schemas.tables import QUALITY_FINDINGS, TableSpec
 
 _SUBJECT = ("cluster", "broker", "topic", "consumer_group", "queue_id", "client_host")
 
@@ -29,23 +28,9 @@ def interval_frame(lake: Lake, spec: TableSpec, start: datetime, end: datetime) 
     return lake.read(spec, start=start, end=end)
 
 
-def _input(
-    lake: Lake,
-    wanted: CheckInput,
-    start: datetime,
-    end: datetime,
-    since: datetime,
-    checkpoint: datetime | None,
-) -> DataFrame:
+def _input(lake: Lake, wanted: CheckInput, start: datetime, end: datetime, since: datetime) -> DataFrame:
     """What a check reads of one table: the interval (staged rows for gold), and with the
-    look-back the published rows from ``since`` before it; from ``checkpoint`` on (from ``since``
-    without one), or that checkpoint's rows (none without one)."""
-    if wanted.span == "checkpoint":
-        if checkpoint is None:
-            return lake.spark.createDataFrame([], REPLAY_CHECKPOINTS.schema).drop("as_of")
-        return lake.read(REPLAY_CHECKPOINTS).where(F.col("as_of") == F.lit(checkpoint)).drop("as_of")
-    if wanted.span == "since_checkpoint":
-        return lake.read(wanted.table, start=checkpoint or since, end=end)
+    look-back the published rows from ``since`` before it."""
     interval = interval_frame(lake, wanted.table, start, end)
     if wanted.span == "interval":
         return interval
@@ -54,37 +39,23 @@ def _input(
     return lake.read(wanted.table, start=since, end=end)
 
 
-def _latest_checkpoint(lake: Lake, since: datetime, at_or_before: datetime) -> datetime | None:
-    """The time of the replay's latest checkpoint from ``since`` to ``at_or_before`` (None: there is
-    none). A replay rewrites the checkpoints inside the interval it replays, so the one found sums
-    up the commits before it as silver/offset_commits_replayed holds them now."""
-    row = (
-        lake.read(REPLAY_CHECKPOINTS)
-        .where((F.col("as_of") >= F.lit(since)) & (F.col("as_of") <= F.lit(at_or_before)))
-        .agg(F.max("as_of").alias("as_of"))
-        .collect()[0]
-    )
-    return from_collected(row.as_of)
-
-
-def _inputs(lake: Lake, check: MonitoringCheck, context: CheckContext, since: datetime) -> list[DataFrame]:
+def _inputs(
+    lake: Lake, check: MonitoringCheck, start: datetime, end: datetime, since: datetime
+) -> list[DataFrame]:
     """The check's inputs; each emptied when the input its findings come from has no row in the
     interval (the same plan over no rows: Spark reads nothing for it)."""
-    start, end = context.interval_start, context.interval_end
+    inputs = [_input(lake, i, start, end, since) for i in check.inputs]
     found_in = check.inputs[check.found_in].table if check.found_in is not None else None
     if found_in is not None and interval_frame(lake, found_in, start, end).isEmpty():
-        return [_input(lake, i, start, end, since, None).limit(0) for i in check.inputs]
-    checkpoint = None
-    if check.checkpoint_before is not None and lake.exists(REPLAY_CHECKPOINTS):
-        checkpoint = _latest_checkpoint(lake, since, check.checkpoint_before(context))
-    return [_input(lake, i, start, end, since, checkpoint) for i in check.inputs]
+        return [df.limit(0) for df in inputs]
+    return inputs
 
 
 def find_all(lake: Lake, quality: QualitySettings, start: datetime, end: datetime) -> dict[str, DataFrame]:
     """Every monitoring check's offending rows for the interval, by check name."""
     context = CheckContext(start, end, quality)
     since = start - quality.lookback
-    return {check.name: check.find(_inputs(lake, check, context, since), context) for check in CHECKS}
+    return {check.name: check.find(_inputs(lake, check, start, end, since), context) for check in CHECKS}
 
 
 def _column(findings: DataFrame, name: str, dtype: str) -> Column:

@@ -4,9 +4,7 @@ A check looks over several observations (the transforms of :mod:`pipelines.monit
 each offending row it returns is an alert, whose time is ``time_column`` and whose measured
 value is ``value_column`` (in ``unit``). ``inputs`` name the tables it reads and how much of
 each: the audited interval, or the interval with the look-back before it
-(``QualitySettings.lookback``), or, for the replay's commits, the rows after the replay's latest
-checkpoint at or before ``checkpoint_before``, with that checkpoint's rows summing up those before
-it; the audit (jobs.quality.monitoring) reads them and calls ``find``.
+(``QualitySettings.lookback``); the audit (jobs.quality.monitoring) reads them and calls ``find``.
 A check's full name is ``monitoring.<name>``; its severity may be overridden in the settings.
 """
 
@@ -28,19 +26,16 @@ from schemas.tables import (
     OFFSET_REGRESSIONS,
     OFFSET_SNAPSHOTS,
     QUEUE_OFFSETS,
-    REPLAY_CHECKPOINTS,
     TableSpec,
 )
 
 
 @dataclass(frozen=True)
 class CheckInput:
-    """A table a check reads: the audited interval only, or the look-back before it too; or the rows
-    from the check's checkpoint on (``since_checkpoint``: the look-back's when there is none), and
-    that checkpoint's rows (``checkpoint``, silver/replay_checkpoints: none when there is none)."""
+    """A table a check reads: the audited interval only, or the look-back before it too."""
 
     table: TableSpec
-    span: Literal["interval", "with_lookback", "since_checkpoint", "checkpoint"] = "interval"
+    span: Literal["interval", "with_lookback"] = "interval"
 
 
 @dataclass(frozen=True)
@@ -67,10 +62,6 @@ class MonitoringCheck:
     severity: Severity = "warn"
     # every finding is an event to tell on its own (a status change), not grouped by consumer group
     alert_per_finding: bool = False
-    # the time at or before which the replay's latest checkpoint (within the look-back) is the
-    # check's: its ``since_checkpoint`` and ``checkpoint`` inputs (the rows after it need not be
-    # read from the start of the look-back)
-    checkpoint_before: Callable[[CheckContext], datetime] | None = None
 
     @property
     def check_name(self) -> str:
@@ -104,17 +95,11 @@ CHECKS: tuple[MonitoringCheck, ...] = (
     ),
     MonitoringCheck(
         "snapshot_commit_mismatch", "a broker snapshot that does not hold the last commit at or before it",
-        (
-            CheckInput(OFFSET_SNAPSHOTS), CheckInput(OFFSET_COMMITS_REPLAYED, "since_checkpoint"),
-            CheckInput(REPLAY_CHECKPOINTS, "checkpoint"),
-        ),
+        (CheckInput(OFFSET_SNAPSHOTS, "with_lookback"), CheckInput(OFFSET_COMMITS_REPLAYED, "with_lookback")),
         "snapshot_at", "offset_difference", "messages",
         lambda inputs, c: checks.find_snapshot_commit_mismatches(
-            inputs[0], inputs[1], **_interval(c), tolerance=c.quality.snapshot_commit_tolerance,
-            last_commits=inputs[2], since=c.interval_start - c.quality.lookback,
+            inputs[0], inputs[1], **_interval(c), tolerance=c.quality.snapshot_commit_tolerance
         ), found_in=0,
-        # its snapshots judge each queue's last commit at or before their time less the tolerance
-        checkpoint_before=lambda c: c.interval_start - c.quality.snapshot_commit_tolerance,
     ),
     MonitoringCheck(
         "large_regressions", "a regression detected in the interval larger than the alert size",

@@ -13,8 +13,6 @@ from datetime import datetime, timedelta
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from pipelines.replay import expressions
-from pipelines.replay.projections import COMMIT_PLACE
 from schemas.keys import DLQ_PREFIX
 from schemas.tables import QUEUE_KEY
 
@@ -230,42 +228,23 @@ def find_abandoned_groups(
     )  # fmt: skip
 
 
+# A commit's place among its queue's: time, then file and line (a struct orders field by field,
+# nulls first, as an ascending sort does)
+_COMMIT_ORDER = ("committed_at", "_file_hash", "line_no")
+
+
 def _last_before(commits: DataFrame, cutoff: datetime) -> DataFrame:
     """``commits`` without those before each queue's last instant at or before ``cutoff``.
 
     A snapshot of the interval judges every commit at or before ``cutoff`` (its time less the
     tolerance) as one: the last of them. Kept are that last instant's commits (its ties, ordered
-    as the replay orders them) and all commits after ``cutoff``, so the windows below sort an
-    interval's commits and a row per queue, not every commit of the look-back."""
+    by file and line as every commit is) and all commits after ``cutoff``, so the windows below
+    sort an interval's commits and a row per queue, not every commit of the look-back."""
     older = commits.where(F.col("committed_at") <= F.lit(cutoff))
     last = older.groupBy(*QUEUE_KEY).agg(F.max("committed_at").alias("committed_at"))
     return commits.where(F.col("committed_at") > F.lit(cutoff)).unionByName(
         older.join(last, on=[*QUEUE_KEY, "committed_at"], how="left_semi")
     )
-
-
-def _commits_in_order(
-    commits: DataFrame, last_commits: DataFrame | None, since: datetime | None
-) -> DataFrame:
-    """Each commit's queue, time, offset and place in its queue's replay order (``commit_seq``),
-    and, from ``last_commits`` (a replay checkpoint's rows), each queue's last commit before the
-    commits given, at or after ``since``: it stands for all of them, the last of its instant."""
-    ordered = commits.select(
-        *QUEUE_KEY, "committed_at", F.col("offset").alias("commit_offset"),
-        F.struct("committed_at", expressions.spark(COMMIT_PLACE).alias("place")).alias("commit_seq"),
-    )  # fmt: skip
-    if last_commits is None:
-        return ordered
-    summed = last_commits.where(F.col("last_commit_at").isNotNull())
-    if since is not None:
-        summed = summed.where(F.col("last_commit_at") >= F.lit(since))
-    return ordered.unionByName(
-        summed.select(
-            *QUEUE_KEY, F.col("last_commit_at").alias("committed_at"),
-            F.col("last_commit_offset").alias("commit_offset"),
-            F.struct(F.col("last_commit_at").alias("committed_at"), F.lit("").alias("place")).alias("commit_seq"),
-        )
-    )  # fmt: skip
 
 
 def find_snapshot_commit_mismatches(
@@ -275,18 +254,14 @@ def find_snapshot_commit_mismatches(
     interval_start: datetime,
     interval_end: datetime,
     tolerance: timedelta,
-    last_commits: DataFrame | None = None,
-    since: datetime | None = None,
 ) -> DataFrame:
     """Broker snapshots (``main``) in the interval that hold none of the offsets they could hold.
 
     A snapshot at T may hold the last commit at or before T - ``tolerance``, or any commit
     after it up to T (the broker persists every few seconds). Only queues with both
-    evidence are compared, and only when a commit at or before T - ``tolerance`` exists
-    (from ``since`` on). "Last" is the replay's order. Needs bronze/offset_snapshots rows of the
-    interval and silver/offset_commits_replayed rows from ``since`` on, or from a replay
-    checkpoint at or before the interval's start less ``tolerance`` on, that checkpoint's rows
-    being ``last_commits``. Tolerance 10 s, one queue:
+    evidence are compared, and only when a commit at or before T - ``tolerance`` exists.
+    Needs bronze/offset_snapshots rows of the interval and silver/offset_commits_replayed
+    rows from the look-back on. Tolerance 10 s, one queue:
 
         at        evidence  offset
         10:00:00  commit    100
@@ -300,10 +275,12 @@ def find_snapshot_commit_mismatches(
         *QUEUE_KEY, F.col("snapshot_at").alias("at"), F.col("offset").alias("snapshot_offset"),
     )  # fmt: skip
     compared = _last_before(
-        _commits_in_order(commits.where(F.col("committed_at") < F.lit(interval_end)), last_commits, since),
-        interval_start - tolerance,
+        commits.where(F.col("committed_at") < F.lit(interval_end)), interval_start - tolerance
     )
-    numbered = compared.withColumnRenamed("committed_at", "at")
+    numbered = compared.select(
+        *QUEUE_KEY, F.col("committed_at").alias("at"), F.col("offset").alias("commit_offset"),
+        F.struct(*_COMMIT_ORDER).alias("commit_seq"),
+    )  # fmt: skip
     events = (
         # each side's missing columns are null: a snapshot has no commit offset or order
         shots.unionByName(numbered, allowMissingColumns=True)

@@ -107,18 +107,15 @@ OBSERVATION_PATH_ESCAPES = (("%", "%25"), (OBSERVATION_SEQ_SEPARATOR, "%7C"))
 OBSERVATION_PATH = reduce(
     lambda path, escape: Replace(path, *escape), OBSERVATION_PATH_ESCAPES, Col("source_file")
 )
-
-
-def _place(line_rank: Expr) -> tuple[Expr, ...]:
-    """An observation's place among those of its rank at its instant: path, line, content hash."""
-    return OBSERVATION_PATH, PadLeft(Text(line_rank), 12, "0"), Col("_file_hash")
-
-
-OBSERVATION_SEQ = JoinText(OBSERVATION_SEQ_SEPARATOR, (Text(Col("event_rank")), *_place(Col("line_rank"))))
-# A replayed commit's place among its queue's commits of the same instant, from the columns of
-# silver/offset_commits_replayed (every commit has the same rank): as observation_seq orders them,
-# so the commit that sorts last is the one the replay took last.
-COMMIT_PLACE = JoinText(OBSERVATION_SEQ_SEPARATOR, _place(Coalesce((Col("line_no"), Lit(0)))))
+OBSERVATION_SEQ = JoinText(
+    OBSERVATION_SEQ_SEPARATOR,
+    (
+        Text(Col("event_rank")),
+        OBSERVATION_PATH,
+        PadLeft(Text(Col("line_rank")), 12, "0"),
+        Col("_file_hash"),
+    ),
+)
 
 REPLAYED_COMMITS = Projection(
     where=IS_COMMIT,

@@ -14,7 +14,6 @@ from pipelines.monitoring import CHECKS
 from schemas import tables as t
 from schemas.quality import SUITES, AlertSinkSettings, QualitySettings
 from schemas.tables import QUALITY_ALERTS, QUALITY_CHECK_RESULTS, QUALITY_FINDINGS
-from tests.frames import rows
 
 START = datetime(2026, 11, 21, 10, tzinfo=UTC)
 END = datetime(2026, 11, 21, 11, tzinfo=UTC)
@@ -194,33 +193,3 @@ def test_a_check_whose_findings_come_from_no_row_of_the_interval_reads_nothing(s
     busy = find_all(lake, QualitySettings(), START, END)["snapshot_commit_mismatch"]
     assert busy.count() == 1
     assert "parquet" in busy._jdf.queryExecution().optimizedPlan().toString().lower()
-
-
-def test_the_snapshot_commit_check_reads_the_commits_after_the_replays_checkpoint(spark, lake):
-    """A commit at 08:00 and the replay's checkpoint at 09:00 that sums it up: the check reads the
-    commits from 09:00 on and the checkpoint's rows, and finds what it finds from every commit of
-    the look-back (a snapshot at 10:00:02 is judged by the commit of 08:00, the last at or before
-    its time less the tolerance). Without a checkpoint it reads the look-back."""
-    from jobs.quality.monitoring import _inputs, find_all
-    from pipelines.monitoring import CheckContext
-
-    lake.append(t.OFFSET_COMMITS_REPLAYED, frame(spark, t.OFFSET_COMMITS_REPLAYED, [commit(at(8), 95, 9)]))
-    lake.append(t.OFFSET_SNAPSHOTS, frame(spark, t.OFFSET_SNAPSHOTS, [snapshot(at(10, 0, 2), 80)]))
-    quality = QualitySettings()
-    check = next(c for c in CHECKS if c.name == "snapshot_commit_mismatch")
-    since = START - quality.lookback
-    looked_back = _inputs(lake, check, CheckContext(START, END, quality), since)
-    assert (looked_back[1].count(), looked_back[2].count()) == (4, 0)
-    expected = rows(find_all(lake, quality, START, END)["snapshot_commit_mismatch"])
-    assert [(r[5], r[9]) for r in expected] == [(at(10, 0, 2), -20), (at(10, 10), -30)]
-
-    checkpoint = {**KEY, "as_of": at(9), "last_commit_at": at(8), "last_commit_offset": 95,
-                  "commit_regressions_since_snapshot": 0}  # fmt: skip
-    lake.append(
-        t.REPLAY_CHECKPOINTS,
-        frame(spark, t.REPLAY_CHECKPOINTS, [checkpoint, {**checkpoint, "as_of": at(10)}]),
-    )
-    inputs = _inputs(lake, check, CheckContext(START, END, quality), since)
-    # the checkpoint at 10:00 is after 09:59:50, the interval's start less the tolerance: not the check's
-    assert (inputs[1].count(), inputs[2].count()) == (3, 1)
-    assert rows(find_all(lake, quality, START, END)["snapshot_commit_mismatch"]) == expected

@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from pyspark.sql import functions as F
 
 from pipelines.monitoring import checks
 from tests.frames import rows
@@ -21,7 +20,7 @@ QUEUE_SNAPSHOTS = (
 )
 COMMITS = (
     "cluster string, broker string, topic string, consumer_group string, queue_id int, committed_at timestamp, "
-    "offset long, source_file string, _file_hash string, line_no long"
+    "offset long, _file_hash string, line_no long"
 )
 REGRESSIONS = (
     "cluster string, broker string, topic string, consumer_group string, queue_id int, detected_at timestamp, "
@@ -178,8 +177,7 @@ def snapshot_commit_frames(spark, snapshot_rows, commit_rows):
         [(*key, ts, source, offset) for ts, source, offset in snapshot_rows], QUEUE_SNAPSHOTS
     )
     commits = spark.createDataFrame(
-        [(*key, ts, offset, "/l/f1", "f1", line) for line, (ts, offset) in enumerate(commit_rows, start=1)],
-        COMMITS,
+        [(*key, ts, offset, "f1", line) for line, (ts, offset) in enumerate(commit_rows, start=1)], COMMITS
     )
     return snapshots, commits
 
@@ -252,62 +250,6 @@ def test_snapshot_commit_mismatch_judges_the_look_backs_commits_by_their_last(sp
         (at(10, 0, 6), 41, 50, at(9, 59, 58)),
         (at(10, 0, 20), 60, 50, at(9, 59, 58)),
     ]
-
-
-def test_snapshot_commit_mismatch_takes_a_checkpoint_for_the_commits_before_it(spark):
-    """The replay's checkpoint at 09:00 sums up the commits before it: each queue's last commit stands
-    for them, so the look-back need not be read before 09:00. Judged the same as from every commit:
-    a queue that committed since takes its own last commit, one that did not the checkpoint's, and
-    one whose last commit is older than the look-back none."""
-    key = ("c1", "broker-a", "orders", "billing")
-    snapshots = spark.createDataFrame(
-        [(*key, q, at(10, 0, 5), "main", offset) for q, offset in ((0, 70), (1, 31), (2, 5))], QUEUE_SNAPSHOTS
-    )
-    every = [(0, at(7), 20), (0, at(8, 59), 30), (0, at(9, 30), 70), (1, at(8), 30), (1, at(8, 30), 31),
-             (2, at(3), 5)]  # fmt: skip
-    commits = spark.createDataFrame(
-        [(*key, q, ts, offset, "/l/f1", "f1", n) for n, (q, ts, offset) in enumerate(every, start=1)], COMMITS
-    )
-    checkpoint = spark.createDataFrame(
-        [(*key, 0, at(8, 59), 30), (*key, 1, at(8, 30), 31), (*key, 2, at(3), 5)],
-        "cluster string, broker string, topic string, consumer_group string, queue_id int, "
-        "last_commit_at timestamp, last_commit_offset long",
-    )
-    judge = {"interval_start": START, "interval_end": END, "tolerance": timedelta(seconds=10), "since": at(4)}
-
-    def both(shots):
-        looked_back = checks.find_snapshot_commit_mismatches(
-            shots, commits.where(F.col("committed_at") >= at(4)), **judge
-        )
-        after = commits.where(F.col("committed_at") >= at(9))
-        from_checkpoint = checks.find_snapshot_commit_mismatches(
-            shots, after, last_commits=checkpoint, **judge
-        )
-        return rows(looked_back), rows(from_checkpoint)
-
-    # queue 0 holds 70, its last commit; queue 1 31, its last (the checkpoint's)
-    assert both(snapshots) == ([], [])
-    moved = snapshots.withColumn("offset", F.lit(30).cast("long"))
-    looked_back, from_checkpoint = both(moved)
-    assert from_checkpoint == looked_back
-    assert [(r[4], r[6], r[7], r[8]) for r in from_checkpoint] == [
-        (0, 30, 70, at(9, 30)),
-        (1, 30, 31, at(8, 30)),
-    ]
-
-
-def test_snapshot_commit_mismatch_orders_an_instants_commits_of_two_files_as_the_replay_does(spark):
-    """Two commits of one instant from two files: the replay takes the one of the later path last
-    (whatever the files' hashes), and so does the check."""
-    key = ("c1", "broker-a", "orders", "billing", 3)
-    snapshots = spark.createDataFrame([(*key, at(10, 0, 30), "main", 40)], QUEUE_SNAPSHOTS)
-    commits = spark.createDataFrame(
-        [(*key, at(10), 40, "/l/b.jsonl", "0aaa", 1), (*key, at(10), 41, "/l/a.jsonl", "ffff", 9)], COMMITS
-    )
-    found = checks.find_snapshot_commit_mismatches(
-        snapshots, commits, interval_start=START, interval_end=END, tolerance=timedelta(seconds=10)
-    )
-    assert rows(found) == []
 
 
 def test_large_regressions_carry_group_queue_size_and_client_host(spark):
