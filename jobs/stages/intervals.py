@@ -9,8 +9,11 @@ interval actually replayed can be wider than the one asked for:
 
 - no checkpoint at the requested start: replay from the latest checkpoint before it (or
   from the beginning), re-deriving the rows in between, which comes out identical;
-- late data (files ingested by this run whose events precede the start): replay from the
-  latest checkpoint before the earliest late event, through every interval already processed.
+- late data (files ingested by this run whose events precede the start, or precede a
+  checkpoint already stored: a run asked for an earlier interval, landing a file whose events
+  go on past it): replay from the latest checkpoint at or before the earliest of the interval's
+  start and the earliest late event, through every checkpoint after it (each one's state, and
+  every row after it, changes with the late events).
 """
 
 from __future__ import annotations
@@ -64,7 +67,9 @@ def plan_interval(
         requested_to if requested_to is not None else (latest_event + TICK if latest_event else start + TICK)
     )
     end = max(end, start + TICK)
-    late = earliest_new_event is not None and earliest_new_event < start
+    late = earliest_new_event is not None and (
+        earliest_new_event < start or any(c > earliest_new_event for c in checkpoints)
+    )
     anchor = min(start, earliest_new_event) if late else start
     usable = [c for c in checkpoints if c <= anchor]
     replayed_from = usable[-1] if usable else EPOCH

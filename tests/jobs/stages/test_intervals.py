@@ -34,3 +34,16 @@ def test_late_data_widens_the_replay_back_to_a_checkpoint_before_it_and_through_
         at(12), at(13), [at(9), at(10), at(12)], at(12), at(9) + timedelta(minutes=30), at(13)
     )
     assert planned == ReplayInterval(at(12), at(13), at(9), at(13))
+
+
+def test_an_earlier_interval_asked_for_replays_through_the_checkpoints_its_new_events_precede():
+    """Runs went through 13:00; a run asked for 10:00-11:00 lands a commit stream whose events go
+    from 10:45 to 15:00. The checkpoints at 11:00, 12:00 and 13:00 no longer hold: it replays
+    through the last of them (the rows of the stream until 13:00 land in it, the rest next run)."""
+    planned = plan_interval(
+        at(10), at(11), [at(10), at(11), at(12), at(13)], at(13), at(10) + timedelta(minutes=45), at(15)
+    )
+    assert planned == ReplayInterval(at(10), at(11), at(10), at(13))
+    # nothing new before a stored checkpoint: the interval asked for, no wider
+    planned = plan_interval(at(10), at(11), [at(10), at(11)], at(11), at(10) + timedelta(minutes=45), at(11))
+    assert planned == ReplayInterval(at(10), at(11), at(10), at(11))
