@@ -61,11 +61,21 @@ def run(context: RunContext) -> None:
 
 
 def _ingest_bounds(lake: Lake, run_id: str) -> tuple[datetime | None, datetime | None]:
-    """(earliest event ingested by this run, latest event ingested by any run)."""
-    runs = lake.read(INGEST_RUNS).where(F.col("status") == "ingested")
-    mine = F.col("run_id") == run_id
+    """(earliest event of the replayed evidence no replay has seen, latest event ingested by any run).
+
+    Unseen are the files of replayed kinds ingested after the last replay of another run finished
+    (a replay holds the lake while it runs, so it saw every file ingested before it). A retry of
+    this run counts its own files again, as its first attempt's replay may have widened without
+    its marts and publish following; a run cleared and run again days later does not count the
+    files its first attempt ingested, which the replays since have seen."""
+    others = lake.read(REPLAY_RUNS).where(F.col("run_id") != run_id)
+    seen_until = others.agg(F.max("finished_at").alias("seen_until"))
+    unseen = F.col("source_kind").isin(*kinds(REPLAYED_EVIDENCE)) & (
+        F.col("seen_until").isNull() | (F.col("ingested_at") > F.col("seen_until"))
+    )
+    runs = lake.read(INGEST_RUNS).where(F.col("status") == "ingested").crossJoin(F.broadcast(seen_until))
     row = runs.agg(
-        F.min(F.when(mine, F.col("event_min_at"))).alias("late"), F.max("event_max_at").alias("latest")
+        F.min(F.when(unseen, F.col("event_min_at"))).alias("late"), F.max("event_max_at").alias("latest")
     ).collect()[0]
     return from_collected(row.late), from_collected(row.latest)
 

@@ -44,6 +44,6 @@ def test_an_earlier_interval_asked_for_replays_through_the_checkpoints_its_new_e
         at(10), at(11), [at(10), at(11), at(12), at(13)], at(13), at(10) + timedelta(minutes=45), at(15)
     )
     assert planned == ReplayInterval(at(10), at(11), at(10), at(13))
-    # nothing new before a stored checkpoint: the interval asked for, no wider
+    # a retry of that run after its replay: late, but no checkpoint after the interval to replay through
     planned = plan_interval(at(10), at(11), [at(10), at(11)], at(11), at(10) + timedelta(minutes=45), at(11))
     assert planned == ReplayInterval(at(10), at(11), at(10), at(11))
