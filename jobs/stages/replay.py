@@ -47,6 +47,7 @@ from schemas.tables import (
     OFFSET_REGRESSIONS,
     OFFSET_RESETS,
     OFFSET_SNAPSHOTS,
+    PUBLISH_RUNS,
     QUEUE_OFFSETS,
     REPLAY_CHECKPOINTS,
     REPLAY_RUNS,
@@ -61,19 +62,21 @@ def run(context: RunContext) -> None:
 
 
 def _ingest_bounds(lake: Lake, run_id: str) -> tuple[datetime | None, datetime | None]:
-    """(earliest event of the replayed evidence no replay has seen, latest event ingested by any run).
+    """(earliest event of the files this run ingested that no replay of it has seen, latest event
+    ingested by any run).
 
-    Unseen are the files of replayed kinds ingested after the last replay of another run finished
-    (a replay holds the lake while it runs, so it saw every file ingested before it). A retry of
-    this run counts its own files again, as its first attempt's replay may have widened without
-    its marts and publish following; a run cleared and run again days later does not count the
-    files its first attempt ingested, which the replays since have seen."""
-    others = lake.read(REPLAY_RUNS).where(F.col("run_id") != run_id)
-    seen_until = others.agg(F.max("finished_at").alias("seen_until"))
-    unseen = F.col("source_kind").isin(*kinds(REPLAYED_EVIDENCE)) & (
+    Once this run has published, its replay saw every file it had ingested by then: a run cleared
+    and run again days later does not count them, or it would replay through every checkpoint
+    since (jobs.stages.intervals.plan_interval). Before it has published, a retry counts its files
+    again, as its earlier replay may have widened without its marts and publish following. Only
+    this run's own times are compared (its ingest's and its replay's), never another run's."""
+    published = lake.read(PUBLISH_RUNS).where(F.col("run_id") == run_id).select("run_id")
+    replayed = lake.read(REPLAY_RUNS).where(F.col("run_id") == run_id).join(published, "run_id", "left_semi")
+    seen = replayed.agg(F.max("finished_at").alias("seen_until"))
+    unseen = (F.col("run_id") == run_id) & (
         F.col("seen_until").isNull() | (F.col("ingested_at") > F.col("seen_until"))
     )
-    runs = lake.read(INGEST_RUNS).where(F.col("status") == "ingested").crossJoin(F.broadcast(seen_until))
+    runs = lake.read(INGEST_RUNS).where(F.col("status") == "ingested").crossJoin(F.broadcast(seen))
     row = runs.agg(
         F.min(F.when(unseen, F.col("event_min_at"))).alias("late"), F.max("event_max_at").alias("latest")
     ).collect()[0]

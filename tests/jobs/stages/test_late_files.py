@@ -1,4 +1,4 @@
-"""Which ingested files a replay counts as not yet seen (jobs.stages.replay._ingest_bounds), on a real lake."""
+"""Which ingested files a replay counts as new (jobs.stages.replay._ingest_bounds), on a real lake."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 from jobs.io.lake import Lake
 from jobs.stages.replay import _ingest_bounds
-from schemas.tables import INGEST_RUNS, REPLAY_RUNS
+from schemas.tables import INGEST_RUNS, PUBLISH_RUNS, REPLAY_RUNS
 
 
 def at(hour: int, minute: int = 0) -> datetime:
@@ -15,10 +15,10 @@ def at(hour: int, minute: int = 0) -> datetime:
 
 def ingested(run_id: str, kind: str, events: tuple[datetime, datetime], when: datetime) -> tuple:
     row = {
-        "run_id": run_id, "batch_id": f"b-{run_id}", "source_file": f"/l/{run_id}-{kind}", "source_kind": kind,
-        "identity": f"{run_id}-{kind}", "_file_hash": "h", "file_size": 1, "file_mtime_ns": 1, "status": "ingested",
-        "records_read": 1, "records_landed": 1, "records_quarantined": 0, "event_min_at": events[0],
-        "event_max_at": events[1], "ingested_at": when,
+        "run_id": run_id, "batch_id": f"b-{run_id}-{when:%H%M}", "source_file": f"/l/{run_id}-{kind}-{when:%H%M}",
+        "source_kind": kind, "identity": f"{run_id}-{kind}-{when:%H%M}", "_file_hash": "h", "file_size": 1,
+        "file_mtime_ns": 1, "status": "ingested", "records_read": 1, "records_landed": 1, "records_quarantined": 0,
+        "event_min_at": events[0], "event_max_at": events[1], "ingested_at": when,
     }  # fmt: skip
     return tuple(row.get(c) for c in INGEST_RUNS.columns)
 
@@ -27,25 +27,39 @@ def replayed(run_id: str, finished: datetime) -> tuple:
     return (run_id, None, None, at(0), finished, 0, 0, finished)
 
 
-def test_a_replay_counts_the_evidence_no_replay_of_another_run_has_seen(spark, tmp_path):
+def published(run_id: str) -> tuple:
+    row = {
+        "run_id": run_id,
+        "interval_start": at(0),
+        "interval_end": at(1),
+        "gold_rows": 0,
+        "published_at": at(11, 7),
+    }
+    return tuple(row.get(c) for c in PUBLISH_RUNS.columns)
+
+
+def test_a_replay_counts_the_files_of_its_run_that_no_published_replay_of_it_saw(spark, tmp_path):
     lake = Lake(spark, tmp_path / "lake", engine="delta-rs")
     lake.append(INGEST_RUNS, spark.createDataFrame([
-        # the first attempt of run "10h", a week ago: every replay since has seen it
+        # run "10h" ingested, replayed and published; cleared and run again, it lands one more file
         ingested("10h", "commits", (at(10), at(11)), at(11, 5)),
-        # run "11h" ingested, then crashed before its replay: no replay has seen its file
+        # run "11h" ingested and replayed, then crashed before its publish
         ingested("11h", "commits", (at(9, 30), at(12)), at(12, 5)),
-        # an admin tool's output replays nothing, whatever its time
-        ingested("12h", "progress", (at(8), at(8)), at(12, 6)),
+        # an admin tool's output of run "12h", before its interval: late too
+        ingested("12h", "progress", (at(8), at(8)), at(12, 20)),
     ], INGEST_RUNS.schema))  # fmt: skip
-    lake.append(
-        REPLAY_RUNS,
-        spark.createDataFrame([replayed("10h", at(11, 6)), replayed("later", at(12))], REPLAY_RUNS.schema),
-    )
-    # run "12h": the crashed run's file is unseen
-    assert _ingest_bounds(lake, "12h") == (at(9, 30), at(12))
-    # run "10h" cleared and run again: its own file was seen by the replay of "later"
-    lake.append(REPLAY_RUNS, spark.createDataFrame([replayed("12h", at(12, 10))], REPLAY_RUNS.schema))
+    replays = [replayed("10h", at(11, 6)), replayed("11h", at(12, 6))]
+    lake.append(REPLAY_RUNS, spark.createDataFrame(replays, REPLAY_RUNS.schema))
+    lake.append(PUBLISH_RUNS, spark.createDataFrame([published("10h")], PUBLISH_RUNS.schema))
+
+    # "10h" run again: its published replay saw its file
     assert _ingest_bounds(lake, "10h") == (None, at(12))
-    # a retry of "12h" after its replay counts what that replay saw: no other run's replay came since
-    assert _ingest_bounds(lake, "12h") == (at(9, 30), at(12))
-    assert _ingest_bounds(lake, "13h")[0] is None
+    # a retry of "11h": its replay was not published, so its file counts again
+    assert _ingest_bounds(lake, "11h") == (at(9, 30), at(12))
+    assert _ingest_bounds(lake, "12h") == (at(8), at(12))
+    # another run counts none of theirs
+    assert _ingest_bounds(lake, "13h") == (None, at(12))
+    # "10h" lands a file it had not seen: counted
+    lake.append(INGEST_RUNS, spark.createDataFrame([ingested("10h", "commits", (at(10, 45), at(11)), at(13))],
+                                                   INGEST_RUNS.schema))  # fmt: skip
+    assert _ingest_bounds(lake, "10h") == (at(10, 45), at(12))
