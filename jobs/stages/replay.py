@@ -65,14 +65,19 @@ def _ingest_bounds(lake: Lake, run_id: str) -> tuple[datetime | None, datetime |
     """(earliest event of the files this run ingested that no replay of it has seen, latest event
     ingested by any run).
 
-    Once this run has published, its replay saw every file it had ingested by then: a run cleared
-    and run again days later does not count them, or it would replay through every checkpoint
-    since (jobs.stages.intervals.plan_interval). Before it has published, a retry counts its files
-    again, as its earlier replay may have widened without its marts and publish following. Only
+    Once this run's replay has been published, it saw every file the run had ingested by then: a
+    run cleared and run again days later does not count them, or it would replay through every
+    checkpoint since (jobs.stages.intervals.plan_interval). Before that replay is published (a
+    retry, or a run cleared again after a replay its publish did not follow), it counts them
+    again, as the replay may have widened without its marts and publish following. Only
     this run's own times are compared (its ingest's and its replay's), never another run's."""
-    published = lake.read(PUBLISH_RUNS).where(F.col("run_id") == run_id).select("run_id")
-    replayed = lake.read(REPLAY_RUNS).where(F.col("run_id") == run_id).join(published, "run_id", "left_semi")
-    seen = replayed.agg(F.max("finished_at").alias("seen_until"))
+    # its replay as it stands, published after it (each table keeps a run's latest row: a publish
+    # of an earlier attempt says nothing of a replay since)
+    published = lake.read(PUBLISH_RUNS).where(F.col("run_id") == run_id).select("run_id", "published_at")
+    replayed = lake.read(REPLAY_RUNS).where(F.col("run_id") == run_id).join(published, "run_id")
+    seen = replayed.where(F.col("published_at") >= F.col("finished_at")).agg(
+        F.max("finished_at").alias("seen_until")
+    )
     unseen = (F.col("run_id") == run_id) & (
         F.col("seen_until").isNull() | (F.col("ingested_at") > F.col("seen_until"))
     )

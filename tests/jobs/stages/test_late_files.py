@@ -27,13 +27,13 @@ def replayed(run_id: str, finished: datetime) -> tuple:
     return (run_id, None, None, at(0), finished, 0, 0, finished)
 
 
-def published(run_id: str) -> tuple:
+def published(run_id: str, when: datetime) -> tuple:
     row = {
         "run_id": run_id,
         "interval_start": at(0),
         "interval_end": at(1),
         "gold_rows": 0,
-        "published_at": at(11, 7),
+        "published_at": when,
     }
     return tuple(row.get(c) for c in PUBLISH_RUNS.columns)
 
@@ -50,7 +50,7 @@ def test_a_replay_counts_the_files_of_its_run_that_no_published_replay_of_it_saw
     ], INGEST_RUNS.schema))  # fmt: skip
     replays = [replayed("10h", at(11, 6)), replayed("11h", at(12, 6))]
     lake.append(REPLAY_RUNS, spark.createDataFrame(replays, REPLAY_RUNS.schema))
-    lake.append(PUBLISH_RUNS, spark.createDataFrame([published("10h")], PUBLISH_RUNS.schema))
+    lake.append(PUBLISH_RUNS, spark.createDataFrame([published("10h", at(11, 7))], PUBLISH_RUNS.schema))
 
     # "10h" run again: its published replay saw its file
     assert _ingest_bounds(lake, "10h") == (None, at(12))
@@ -63,3 +63,10 @@ def test_a_replay_counts_the_files_of_its_run_that_no_published_replay_of_it_saw
     lake.append(INGEST_RUNS, spark.createDataFrame([ingested("10h", "commits", (at(10, 45), at(11)), at(13))],
                                                    INGEST_RUNS.schema))  # fmt: skip
     assert _ingest_bounds(lake, "10h") == (at(10, 45), at(12))
+
+    # "10h" replays again (widened by that file), and its publish fails: the publish on record is of
+    # the replay before, so a retry counts every file of the run again
+    lake.merge_rows(REPLAY_RUNS, [replayed("10h", at(13, 10))])
+    assert _ingest_bounds(lake, "10h") == (at(10), at(12))
+    lake.merge_rows(PUBLISH_RUNS, [published("10h", at(13, 12))])
+    assert _ingest_bounds(lake, "10h") == (None, at(12))
