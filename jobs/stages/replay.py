@@ -69,8 +69,9 @@ def _ingest_bounds(lake: Lake, run_id: str) -> tuple[datetime | None, datetime |
     run cleared and run again days later does not count them, or it would replay through every
     checkpoint since (jobs.stages.intervals.plan_interval). Before that replay is published (a
     retry, or a run cleared again after a replay its publish did not follow), it counts them
-    again, as the replay may have widened without its marts and publish following. Only
-    this run's own times are compared (its ingest's and its replay's), never another run's."""
+    again, as the replay may have widened without its marts and publish following. Only this
+    run's own times are compared (its ingest's, its replay's and its publish's), never another
+    run's."""
     # its replay as it stands, published after it (each table keeps a run's latest row: a publish
     # of an earlier attempt says nothing of a replay since)
     published = lake.read(PUBLISH_RUNS).where(F.col("run_id") == run_id).select("run_id", "published_at")
