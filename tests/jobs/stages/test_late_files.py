@@ -6,36 +6,36 @@ from datetime import UTC, datetime
 
 from jobs.io.lake import Lake
 from jobs.stages.replay import _ingest_bounds
-from schemas.tables import INGEST_RUNS, PUBLISH_RUNS, REPLAY_RUNS
+from schemas.tables import INGEST_RUNS, PUBLISH_RUNS, REPLAY_RUNS, TableSpec
 
 
 def at(hour: int, minute: int = 0) -> datetime:
     return datetime(2026, 11, 21, hour, minute, tzinfo=UTC)
 
 
+def _row(spec: TableSpec, **values) -> tuple:
+    """A row of ``spec`` from its values by column name (the rest null)."""
+    return tuple(values.get(c) for c in spec.columns)
+
+
 def ingested(run_id: str, kind: str, events: tuple[datetime, datetime], when: datetime) -> tuple:
-    row = {
-        "run_id": run_id, "batch_id": f"b-{run_id}-{when:%H%M}", "source_file": f"/l/{run_id}-{kind}-{when:%H%M}",
-        "source_kind": kind, "identity": f"{run_id}-{kind}-{when:%H%M}", "_file_hash": "h", "file_size": 1,
-        "file_mtime_ns": 1, "status": "ingested", "records_read": 1, "records_landed": 1, "records_quarantined": 0,
-        "event_min_at": events[0], "event_max_at": events[1], "ingested_at": when,
-    }  # fmt: skip
-    return tuple(row.get(c) for c in INGEST_RUNS.columns)
+    name = f"{run_id}-{kind}-{when:%H%M}"
+    return _row(
+        INGEST_RUNS, run_id=run_id, batch_id=f"b-{name}", source_file=f"/l/{name}", source_kind=kind, identity=name,
+        _file_hash="h", file_size=1, file_mtime_ns=1, status="ingested", records_read=1, records_landed=1,
+        records_quarantined=0, event_min_at=events[0], event_max_at=events[1], ingested_at=when,
+    )  # fmt: skip
 
 
 def replayed(run_id: str, finished: datetime) -> tuple:
-    return (run_id, None, None, at(0), finished, 0, 0, finished)
+    return _row(REPLAY_RUNS, run_id=run_id, replayed_from=at(0), replayed_to=finished, commits_replayed=0,
+                regressions_found=0, finished_at=finished)  # fmt: skip
 
 
 def published(run_id: str, when: datetime) -> tuple:
-    row = {
-        "run_id": run_id,
-        "interval_start": at(0),
-        "interval_end": at(1),
-        "gold_rows": 0,
-        "published_at": when,
-    }
-    return tuple(row.get(c) for c in PUBLISH_RUNS.columns)
+    return _row(
+        PUBLISH_RUNS, run_id=run_id, interval_start=at(0), interval_end=at(1), gold_rows=0, published_at=when
+    )
 
 
 def test_a_replay_counts_the_files_of_its_run_that_no_published_replay_of_it_saw(spark, tmp_path):
