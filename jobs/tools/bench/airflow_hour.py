@@ -2,7 +2,9 @@
 
 For three hours of a cluster's commits, about ``commits_per_hour`` commit events each (the
 simulator: 2 brokers, one topic@group of 8 queues per ~15,500 commits an hour, with snapshots and
-admin outputs), a child process sets up Airflow (a fresh ``AIRFLOW_HOME``, a migrated SQLite
+admin outputs), simulated into ``generated/`` and landed hour by hour as a collector lands them
+(jobs.tools.bench.collected: before each interval, the files and lines written by its end), a child
+process sets up Airflow (a fresh ``AIRFLOW_HOME``, a migrated SQLite
 metadata DB, as the DAG tests do), parses the DAG and runs the three hourly intervals one after the
 other, as the schedule does: each the shared session's setup task, five stage tasks, each
 ``offsetlake -v <stage>`` in its own process (served by the session), the report and the
@@ -27,6 +29,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from jobs.cli.shared_session import stop
+from jobs.sources import patterns
+from jobs.tools.bench.collected import land_until
 from jobs.tools.bench.pipeline_run import REPO_ROOT, PipelineRunError, offsetlake_command, settings_toml
 from jobs.tools.simulator import SimulationSpec, simulate
 from schemas.config import Settings
@@ -59,13 +63,16 @@ def hour_spec(commits_per_hour: int, hours: int = 1) -> SimulationSpec:
 
 
 def run_airflow_hour(commits_per_hour: int, settings: Settings, case_dir: Path) -> dict:
-    """Simulate the hours into ``case_dir/landing``, run their intervals through Airflow; returns the figures
-    (``intervals``: each interval's)."""
-    landing, lake, home = case_dir / "landing", case_dir / "lake", case_dir / "airflow-home"
-    for path in (landing, lake, home):
+    """Simulate the hours into ``case_dir/generated``, run their intervals through Airflow, each
+    after landing its hour into ``case_dir/landing``; returns the figures (``intervals``: each
+    interval's)."""
+    generated, landing = case_dir / "generated", case_dir / "landing"
+    lake, home = case_dir / "lake", case_dir / "airflow-home"
+    for path in (generated, landing, lake, home):
         subprocess.run(["rm", "-rf", str(path)], check=True)
     case_dir.mkdir(parents=True, exist_ok=True)
-    manifest = simulate(hour_spec(commits_per_hour, INTERVALS), landing)
+    landing.mkdir()
+    manifest = simulate(hour_spec(commits_per_hour, INTERVALS), generated)
     config = case_dir / "offsetlake.toml"
     config.write_text(settings_toml(settings))
     request, result, log = (
@@ -73,7 +80,8 @@ def run_airflow_hour(commits_per_hour: int, settings: Settings, case_dir: Path) 
         case_dir / "airflow.result.json",
         case_dir / "airflow.log",
     )
-    request.write_text(json.dumps({"landing": str(landing), "lake": str(lake), "home": str(home),
+    request.write_text(json.dumps({"generated": str(generated), "patterns": patterns(settings),
+                                   "landing": str(landing), "lake": str(lake), "home": str(home),
                                    "config": str(config), "result": str(result)}))  # fmt: skip
     env = {
         **os.environ,
@@ -138,8 +146,12 @@ def _child(request_path: str) -> int:
     intervals = []
     try:
         for hour in range(1, INTERVALS + 1):
+            end = START + timedelta(hours=hour)
+            landed = land_until(
+                Path(request["generated"]), Path(request["landing"]), end, request["patterns"]
+            )
             began_at, interval_began = time.time(), time.perf_counter()
-            run = dag.test(logical_date=START + timedelta(hours=hour))
+            run = dag.test(logical_date=end)
             seconds = time.perf_counter() - interval_began
             tasks = {
                 ti.task_id: {
@@ -149,7 +161,7 @@ def _child(request_path: str) -> int:
                 for ti in run.get_task_instances()
             }  # fmt: skip
             intervals.append({
-                "interval_seconds": seconds, "began_at": began_at, "ended_at": time.time(),
+                "landed_files": landed, "interval_seconds": seconds, "began_at": began_at, "ended_at": time.time(),
                 "tasks": {task: tasks.get(task) for task in TASKS},
                 "succeeded": all((tasks.get(task) or {}).get("state") == "success" for task in TASKS),
             })  # fmt: skip

@@ -27,7 +27,8 @@ def print_airflow_hour(figures: dict) -> None:
     )  # fmt: skip
     # a failed call may have run fewer intervals than it meant to
     for name, interval in zip(INTERVAL_NAMES, figures["intervals"], strict=False):
-        print(f"   {name}")
+        landed = interval.get("landed_files")
+        print(f"   {name}" + (f"; {landed:,} files landed or grown before it" if landed is not None else ""))
         print(f"   {'task':<12} {'state':<9} {'task wall s':>11} {'stage s':>8} {'rest s':>7}")
         for stage in TASKS:
             task = interval["tasks"].get(stage) or {}
