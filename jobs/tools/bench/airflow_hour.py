@@ -1,11 +1,11 @@
 """The hourly interval as Airflow runs it: the DAG (airflow_dags/) run by real Airflow's ``dag.test()``.
 
 For three hours of a cluster's commits, about ``commits_per_hour`` commit events each (the
-simulator: 2 brokers, one topic@group of 8 queues per ~15,500 commits an hour, with snapshots and
-admin outputs), simulated into ``generated/`` and landed hour by hour as a collector lands them
-(jobs.tools.bench.collected: before each interval, the files and lines written by its end), a child
-process sets up Airflow (a fresh ``AIRFLOW_HOME``, a migrated SQLite
-metadata DB, as the DAG tests do), parses the DAG and runs the three hourly intervals one after the
+simulator: 2 brokers, one topic@group of 8 queues per ~15,500 commits an hour, with snapshots,
+admin outputs and logs), simulated into ``generated/`` and landed hour by hour as a collector
+lands them (jobs.tools.bench.collected: before each interval, the files and lines written by its
+end), a child process sets up Airflow (a fresh ``AIRFLOW_HOME``, a migrated SQLite metadata DB,
+as the DAG tests do), parses the DAG and runs the three hourly intervals one after the
 other, as the schedule does: each the shared session's setup task, five stage tasks, each
 ``offsetlake -v <stage>`` in its own process (served by the session), the report and the
 session's teardown. The first interval starts the session; its teardown keeps it (the DAG's

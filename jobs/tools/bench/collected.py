@@ -25,9 +25,11 @@ from pathlib import Path
 
 from jobs.io.landing import discover
 from jobs.tools.simulator.model import LOCAL_OFFSET_MS
+from schemas.instants import parse_utc
 
 # a commit event's time (schemas.records.CommitEvent as the simulator writes it), and a log line's
-# leading local time (the simulator's logs are in GMT+8: jobs.tools.simulator.logs)
+# leading local time (the simulator's logs are in GMT+8: jobs.tools.simulator.logs); a client log's
+# milliseconds are left out, which cuts exactly at the whole seconds the bench's hours end on
 _COMMITTED_AT = re.compile(rb'"committed_at":"([^"]+)"')
 _LOGGED_AT = re.compile(rb"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)")
 _LOCAL_OFFSET = timedelta(milliseconds=LOCAL_OFFSET_MS)
@@ -38,7 +40,7 @@ def line_time(line: bytes) -> datetime | None:
     local time; None for a line without one."""
     committed = _COMMITTED_AT.search(line)
     if committed:
-        return datetime.fromisoformat(committed[1].decode()).astimezone(UTC)
+        return parse_utc(committed[1].decode())
     logged = _LOGGED_AT.match(line)
     if logged:
         return datetime.strptime(logged[1].decode(), "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC) - _LOCAL_OFFSET

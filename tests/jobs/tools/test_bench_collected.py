@@ -24,16 +24,26 @@ LOG = (
 )
 
 
+# a 4.x client's log: milliseconds after a comma, lines ended by CRLF
+CLIENT_LOG = (
+    b"2026-11-21 08:59:59,999 INFO RocketmqClient - [persistAll] Group: g ClientId: c\r\n"
+    b"2026-11-21 09:00:00,001 INFO RocketmqClient - [persistAll] Group: g ClientId: c\r\n"
+)
+
+
 def test_a_line_tells_its_time_from_its_commit_or_its_local_log_time():
     assert line_time(COMMITS.splitlines()[0]) == datetime(2026, 11, 21, 0, 59, 59, 887000, tzinfo=UTC)
     assert line_time(LOG.splitlines()[0]) == datetime(2026, 11, 21, 0, 59, 58, tzinfo=UTC)
     assert line_time(LOG.splitlines()[1]) is None
+    assert line_time(CLIENT_LOG.splitlines()[1]) == ONE
 
 
 def test_a_copy_holds_the_lines_written_before_the_instant():
     assert written_before(COMMITS, ONE) == COMMITS.splitlines(keepends=True)[0]
     assert written_before(LOG, ONE) == b"".join(LOG.splitlines(keepends=True)[:2])
     assert written_before(LOG, datetime(2026, 11, 21, tzinfo=UTC)) == b""
+    assert written_before(CLIENT_LOG, ONE) == CLIENT_LOG.splitlines(keepends=True)[0]
+    assert written_before(CLIENT_LOG, ONE).endswith(b"\r\n")
 
 
 def test_each_hour_lands_its_files_and_grows_the_streams(tmp_path):
