@@ -22,8 +22,6 @@ LOG = (
     b"\tat org.apache.rocketmq.Broker.run(Broker.java:1)\n"
     b"2026-11-21 09:00:01 INFO thread - recovered\n"
 )
-
-
 # a 4.x client's log: milliseconds after a comma, lines ended by CRLF
 CLIENT_LOG = (
     b"2026-11-21 08:59:59,999 INFO RocketmqClient - [persistAll] Group: g ClientId: c\r\n"
@@ -72,7 +70,8 @@ def test_each_hour_lands_its_files_and_grows_the_streams(tmp_path):
     assert not (landing / late.relative_to(generated)).exists()
     assert not (landing / archive.relative_to(generated)).exists()  # an archive appears whole
 
-    assert land_until(generated, landing, TWO, kinds) == 4  # the stream and the log grew
+    # the stream and the log grew; the later output and the archive, whole by now, appear
+    assert land_until(generated, landing, TWO, kinds) == 4
     assert landed.read_bytes() == COMMITS
     assert (landing / archive.relative_to(generated)).read_bytes() == archive.read_bytes()
     assert (landing / late.relative_to(generated)).exists()
