@@ -408,7 +408,10 @@ class Server:
         if differs:
             _send(
                 connection,
-                {"kind": "refused", "reason": f"its {', '.join(differs)} differ from the session's"},
+                {
+                    "kind": "refused",
+                    "reason": f"its {' and '.join(differs)} {'differs' if len(differs) == 1 else 'differ'} from the session's",
+                },
             )
             return
         from jobs.cli.main import main

@@ -155,12 +155,12 @@ def test_stages_served_by_a_shared_session_leave_the_tables_of_a_run_without_it(
         other = tmp_path / "other.toml"
         other.write_text('[spark]\nmaster = "local[2]"\nshuffle_partitions = 3\n')
         assert delegate(["replay", "--lake", str(lake), "--config", str(other)]) is None
-        assert "config, config_sha256 differ" in capsys.readouterr().err
+        assert "config and config_sha256 differ from" in capsys.readouterr().err
         # nor is a command of another release (its code changed since the session started)
         with monkeypatch.context() as patched:
             patched.setattr(shared_session, "code_version", lambda: "another release")
             assert delegate(["replay", "--lake", str(lake), "--config", str(config)]) is None
-        assert "code differ" in capsys.readouterr().err
+        assert "its code differs from" in capsys.readouterr().err
 
         # the whole interval through the session, on the lake the killed ingest left
         served = _offsetlake(
