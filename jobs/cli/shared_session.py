@@ -528,6 +528,10 @@ def session_arguments(parser: argparse.ArgumentParser, settings_options) -> None
     settings_options(parser)
 
 
+def _served(commands: int) -> str:
+    return f"{commands} command{'' if commands == 1 else 's'} served"
+
+
 def _manage(args: argparse.Namespace) -> int:
     """``session stop``, ``release`` or ``status``: words to the running session alone."""
     if args.action in ("stop", "release"):
@@ -538,10 +542,10 @@ def _manage(args: argparse.Namespace) -> int:
             print(f"no shared session serves {args.lake}")
         elif answer["kind"] == "kept":
             print(f"kept the shared session of {args.lake} for the next interval (pid {answer['pid']}, "
-                  f"{answer['served']} commands served; it stops after {args.idle} without one)")  # fmt: skip
+                  f"{_served(answer['served'])}; it stops after {args.idle} without one)")  # fmt: skip
         else:
             print(
-                f"stopped the shared session of {args.lake} (pid {answer['pid']}, {answer['served']} commands served)"
+                f"stopped the shared session of {args.lake} (pid {answer['pid']}, {_served(answer['served'])})"
             )
         return 0
     try:
@@ -553,7 +557,7 @@ def _manage(args: argparse.Namespace) -> int:
         print(f"no shared session serves {args.lake}")
         return 3
     print(f"shared session of {status['lake']}: pid {status['pid']}, up {time.time() - status['started']:.0f}s, "
-          f"{status['served']} commands served; log {status['log']}")  # fmt: skip
+          f"{_served(status['served'])}; log {status['log']}")  # fmt: skip
     return 0
 
 

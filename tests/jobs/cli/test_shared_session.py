@@ -149,7 +149,7 @@ def test_stages_served_by_a_shared_session_leave_the_tables_of_a_run_without_it(
         while "exit code" not in session_log.read_text() and time.monotonic() < deadline:
             time.sleep(0.2)  # the session ends the killed client's command (status waits only so long)
         status = _offsetlake("session", "status", "--lake", str(lake))
-        assert status.returncode == 0 and "1 commands served" in status.stdout, status.stdout
+        assert status.returncode == 0 and "1 command served" in status.stdout, status.stdout
 
         # a command with other settings is not served: it would run in this process
         other = tmp_path / "other.toml"
