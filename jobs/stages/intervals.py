@@ -10,11 +10,11 @@ interval actually replayed can be wider than the one asked for:
 - no checkpoint at the requested start: replay from the latest checkpoint before it (or
   from the beginning), re-deriving the rows in between, which comes out identical;
 - late data (files ingested by this run, and not seen by a replay of it that a publish
-  followed, whose events precede the start, or precede a checkpoint already stored: a run asked for an
-  earlier interval, landing a file whose events go on past it): replay from the latest
-  checkpoint at or before the earliest of the interval's start and the earliest late event,
-  through every checkpoint after it (each one's state, and the rows after it, may change with
-  the late events). See jobs.stages.replay._ingest_bounds.
+  followed, whose events precede the start, or precede a checkpoint already stored: a run
+  asked for an earlier interval, landing a file whose events go on past it): replay from the
+  latest checkpoint at or before the earliest of the interval's start and the earliest late
+  event, through every checkpoint after it (each one's state, and the rows after it, may
+  change with the late events). See jobs.stages.replay._ingest_bounds.
 """
 
 from __future__ import annotations
