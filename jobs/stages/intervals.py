@@ -9,8 +9,8 @@ interval actually replayed can be wider than the one asked for:
 
 - no checkpoint at the requested start: replay from the latest checkpoint before it (or
   from the beginning), re-deriving the rows in between, which comes out identical;
-- late data (files ingested by this run, and not seen by a replay of it that a publish
-  followed, whose events precede the start, or precede a checkpoint already stored: a run
+- late data (ingested files that no replay a publish followed has seen, whichever run
+  ingested them, whose events precede the start, or precede a checkpoint already stored: a run
   asked for an earlier interval, landing a file whose events go on past it): replay from the
   latest checkpoint at or before the earliest of the interval's start and the earliest late
   event, through every checkpoint after it (each one's state, and the rows after it, may

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 from functools import partial
 
 from pyspark import StorageLevel
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from jobs.io.lake import Lake
@@ -62,26 +62,31 @@ def run(context: RunContext) -> None:
 
 
 def _ingest_bounds(lake: Lake, run_id: str) -> tuple[datetime | None, datetime | None]:
-    """(earliest event of the files this run ingested that no replay of it has seen, latest event
+    """(earliest event of the ingested files that no published replay has seen, latest event
     ingested by any run).
 
-    Once this run's replay has been published, it saw every file the run had ingested by then: a
-    run cleared and run again days later does not count them, or it would replay through every
-    checkpoint since (jobs.stages.intervals.plan_interval). Before that replay is published (a
-    retry, or a run cleared again after a replay its publish did not follow), it counts them
-    again, as the replay may have widened without its marts and publish following. Only this
-    run's own times are compared (its ingest's, its replay's and its publish's), never another
-    run's."""
-    # its replay as it stands, published after it (each table keeps a run's latest row: a publish
-    # of an earlier attempt says nothing of a replay since)
-    published = lake.read(PUBLISH_RUNS).where(F.col("run_id") == run_id).select("run_id", "published_at")
-    replayed = lake.read(REPLAY_RUNS).where(F.col("run_id") == run_id).join(published, "run_id")
-    seen = replayed.where(F.col("published_at") >= F.col("finished_at")).agg(
-        F.max("finished_at").alias("seen_until")
+    A replay whose publish followed it saw every file ingested by then, by any run: its interval
+    was widened for those that were late, and its marts and publish covered the widened interval.
+    A file ingested after the latest such replay was seen by none, whichever run ingested it: a
+    hand run that crashed before its replay leaves its files to the next run, with any id. Files
+    seen are not counted again, or a run cleared and run again days later would replay through
+    every checkpoint since (jobs.stages.intervals.plan_interval).
+
+    A run also counts its own files that no published replay *of its own* saw: on a lake given
+    as a URI, which no lock keeps to one run at a time (jobs.io.lake_lock), another run's replay
+    may finish after this run's ingest without having read its files. (Each table keeps a run's
+    latest row: a publish of an earlier attempt says nothing of a replay since.)"""
+    published = lake.read(PUBLISH_RUNS).select("run_id", "published_at")
+    replays = lake.read(REPLAY_RUNS).join(published, "run_id")
+    seen = replays.where(F.col("published_at") >= F.col("finished_at")).agg(
+        F.max("finished_at").alias("seen_by_any"),
+        F.max(F.when(F.col("run_id") == run_id, F.col("finished_at"))).alias("seen_by_own"),
     )
-    unseen = (F.col("run_id") == run_id) & (
-        F.col("seen_until").isNull() | (F.col("ingested_at") > F.col("seen_until"))
-    )
+
+    def after(seen_until: str) -> Column:
+        return F.col(seen_until).isNull() | (F.col("ingested_at") > F.col(seen_until))
+
+    unseen = after("seen_by_any") | ((F.col("run_id") == run_id) & after("seen_by_own"))
     runs = lake.read(INGEST_RUNS).where(F.col("status") == "ingested").crossJoin(F.broadcast(seen))
     row = runs.agg(
         F.min(F.when(unseen, F.col("event_min_at"))).alias("late"), F.max("event_max_at").alias("latest")

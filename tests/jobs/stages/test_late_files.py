@@ -38,35 +38,57 @@ def published(run_id: str, when: datetime) -> tuple:
     )
 
 
-def test_a_replay_counts_the_files_of_its_run_that_no_published_replay_of_it_saw(spark, tmp_path):
-    lake = Lake(spark, tmp_path / "lake", engine="delta-rs")
+def test_a_replay_counts_the_files_that_no_published_replay_saw_whichever_run_ingested_them(spark, tmp_path):
+    lake = Lake(spark, tmp_path / "lake")
     lake.append(INGEST_RUNS, spark.createDataFrame([
-        # run "10h" ingested, replayed and published; cleared and run again, it lands one more file
+        # run "10h" ingested, replayed and published
         ingested("10h", "commits", (at(10), at(11)), at(11, 5)),
-        # run "11h" ingested and replayed, then crashed before its publish
-        ingested("11h", "commits", (at(9, 30), at(12)), at(12, 5)),
-        # an admin tool's output of run "12h", before its interval: late too
-        ingested("12h", "progress", (at(8), at(8)), at(12, 20)),
+        # a hand run ingested a late file and crashed before its replay
+        ingested("hand", "commits", (at(9, 30), at(9, 45)), at(11, 30)),
+        # run "11h" ingested its hour
+        ingested("11h", "commits", (at(11), at(12)), at(12, 5)),
     ], INGEST_RUNS.schema))  # fmt: skip
-    replays = [replayed("10h", at(11, 6)), replayed("11h", at(12, 6))]
-    lake.append(REPLAY_RUNS, spark.createDataFrame(replays, REPLAY_RUNS.schema))
+    lake.append(REPLAY_RUNS, spark.createDataFrame([replayed("10h", at(11, 6))], REPLAY_RUNS.schema))
     lake.append(PUBLISH_RUNS, spark.createDataFrame([published("10h", at(11, 7))], PUBLISH_RUNS.schema))
 
-    # "10h" run again: its published replay saw its file
-    assert _ingest_bounds(lake, "10h") == (None, at(12))
-    # a retry of "11h": its replay was not published, so its file counts again
+    # the hand run's file is counted by the next run, whatever its id, and by "10h" run again
     assert _ingest_bounds(lake, "11h") == (at(9, 30), at(12))
-    assert _ingest_bounds(lake, "12h") == (at(8), at(12))
-    # another run counts none of theirs
-    assert _ingest_bounds(lake, "13h") == (None, at(12))
-    # "10h" lands a file it had not seen: counted
-    lake.append(INGEST_RUNS, spark.createDataFrame([ingested("10h", "commits", (at(10, 45), at(11)), at(13))],
-                                                   INGEST_RUNS.schema))  # fmt: skip
-    assert _ingest_bounds(lake, "10h") == (at(10, 45), at(12))
+    assert _ingest_bounds(lake, "10h") == (at(9, 30), at(12))
 
-    # "10h" replays again (widened by that file), and its publish fails: the publish on record is of
-    # the replay before, so a retry counts every file of the run again
-    lake.merge_rows(REPLAY_RUNS, [replayed("10h", at(13, 10))])
-    assert _ingest_bounds(lake, "10h") == (at(10), at(12))
-    lake.merge_rows(PUBLISH_RUNS, [published("10h", at(13, 12))])
-    assert _ingest_bounds(lake, "10h") == (None, at(12))
+    # "11h" replays; until its publish follows, every run counts those files again
+    lake.merge_rows(REPLAY_RUNS, [replayed("11h", at(12, 6))])
+    assert _ingest_bounds(lake, "12h") == (at(9, 30), at(12))
+    lake.merge_rows(PUBLISH_RUNS, [published("11h", at(12, 7))])
+    assert _ingest_bounds(lake, "12h") == (None, at(12))
+    # the hand run resumed counts its own again, as no replay of its own was published (see the next test)
+    assert _ingest_bounds(lake, "hand") == (at(9, 30), at(12))
+
+    # "11h" cleared and run again lands one more file: counted; it replays again (widened by that
+    # file) and its publish fails: the publish on record is of the replay before, so the file is
+    # counted until a publish follows a replay after it
+    lake.append(INGEST_RUNS, spark.createDataFrame([ingested("11h", "progress", (at(8), at(8)), at(13))],
+                                                   INGEST_RUNS.schema))  # fmt: skip
+    assert _ingest_bounds(lake, "11h") == (at(8), at(12))
+    lake.merge_rows(REPLAY_RUNS, [replayed("11h", at(13, 10))])
+    assert _ingest_bounds(lake, "13h") == (at(8), at(12))
+    lake.merge_rows(PUBLISH_RUNS, [published("11h", at(13, 12))])
+    assert _ingest_bounds(lake, "13h") == (None, at(12))
+
+
+def test_a_run_counts_its_own_files_that_another_runs_replay_finished_after(spark, tmp_path):
+    """On a lake no lock keeps to one run at a time, run "b" ingests while run "a" replays: "a"'s
+    replay finishes after "b"'s file without having read it, so "b" counts it until a replay of
+    its own is published."""
+    lake = Lake(spark, tmp_path / "lake")
+    lake.append(INGEST_RUNS, spark.createDataFrame([
+        ingested("a", "commits", (at(10), at(11)), at(11, 5)),
+        ingested("b", "commits", (at(9), at(9, 30)), at(11, 6)),
+    ], INGEST_RUNS.schema))  # fmt: skip
+    lake.append(REPLAY_RUNS, spark.createDataFrame([replayed("a", at(11, 7))], REPLAY_RUNS.schema))
+    lake.append(PUBLISH_RUNS, spark.createDataFrame([published("a", at(11, 8))], PUBLISH_RUNS.schema))
+
+    assert _ingest_bounds(lake, "b") == (at(9), at(11))
+    assert _ingest_bounds(lake, "c") == (None, at(11))
+    lake.merge_rows(REPLAY_RUNS, [replayed("b", at(11, 20))])
+    lake.merge_rows(PUBLISH_RUNS, [published("b", at(11, 21))])
+    assert _ingest_bounds(lake, "b") == (None, at(11))

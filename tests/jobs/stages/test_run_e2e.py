@@ -125,38 +125,62 @@ def test_two_runs_give_the_tables_of_one_run(spark, landing, one_run, tmp_path):
         assert_same_table(split, one_run, spec)
 
 
-def test_a_run_of_an_earlier_interval_replays_what_it_lands_through_the_later_ones(
-    spark, landing, one_run, tmp_path
-):
-    """Runs went through END while one broker's first hour of commits had not landed. A run asked
-    for the first half hour lands it: its commits after that half hour change the state every later
-    checkpoint holds, so the run replays through them, and the lake is the one run's."""
+def _lake_without_a_brokers_first_hour(spark, landing, tmp_path, settings: Settings) -> Path:
+    """A lake whose runs went through END while one broker's first hour of commits had not
+    landed (the module's landing, as it was once the two runs are done)."""
     held = min((landing[0] / "commits").rglob("00*"))
     aside = tmp_path / held.name
     lake_root = tmp_path / "lake"
-    anti_join = Settings(replay=ReplaySettings(broadcast_logged_commits=0))
-    held.rename(aside)  # the module's landing, as it was once the two runs are done
+    held.rename(aside)
     try:
-        run(spark, lake_root, landing[0], START, SPLIT, run_id="first", settings=anti_join)
-        run(spark, lake_root, landing[0], SPLIT, END, run_id="second", settings=anti_join)
+        run(spark, lake_root, landing[0], START, SPLIT, run_id="first", settings=settings)
+        run(spark, lake_root, landing[0], SPLIT, END, run_id="second", settings=settings)
     finally:
         aside.rename(held)
-    run(
-        spark,
-        lake_root,
-        landing[0],
-        START,
-        START + timedelta(minutes=30),
-        run_id="backfill",
-        settings=anti_join,
-    )
-    lake = Lake(spark, lake_root)
+    return lake_root
+
+
+def latest_checkpoint(lake: Lake):
+    """The queues' state in a lake's latest checkpoint, without its time: a run asked for no
+    interval, with nothing landed after END, checkpoints just after it (jobs.stages.intervals)."""
+    checkpoints = lake.read(REPLAY_CHECKPOINTS)
+    latest = checkpoints.agg(F.max("as_of")).collect()[0][0]
+    return checkpoints.where(F.col("as_of") == F.lit(latest)).drop("as_of")
+
+
+def assert_lake_of_one_run(lake: Lake, one_run: Lake) -> None:
     for spec in (*BRONZE_TABLES, *SILVER_TABLES, *GOLD_TABLES):
         if spec is REPLAY_CHECKPOINTS:  # the one run has none at SPLIT: compare those at the end
-            final = F.col("as_of") == F.lit(END)
-            assert_frames_equal(lake.read(spec).where(final), one_run.read(spec).where(final))
+            assert_frames_equal(latest_checkpoint(lake), latest_checkpoint(one_run))
             continue
         assert_same_table(lake, one_run, spec)
+
+
+def test_a_run_of_an_earlier_interval_replays_what_it_lands_through_the_later_ones(
+    spark, landing, one_run, tmp_path
+):
+    """A run asked for the first half hour lands the broker's first hour: its commits after that
+    half hour change the state every later checkpoint holds, so the run replays through them,
+    and the lake is the one run's."""
+    anti_join = Settings(replay=ReplaySettings(broadcast_logged_commits=0))
+    lake_root = _lake_without_a_brokers_first_hour(spark, landing, tmp_path, anti_join)
+    half_hour = START + timedelta(minutes=30)
+    run(spark, lake_root, landing[0], START, half_hour, run_id="backfill", settings=anti_join)
+    assert_lake_of_one_run(Lake(spark, lake_root), one_run)
+
+
+def test_late_files_of_a_run_that_stopped_after_its_ingest_are_replayed_by_the_next_run(
+    spark, landing, one_run, tmp_path
+):
+    """The run that lands the broker's first hour stops after its ingest (a hand run that crashed):
+    the next run, under an id of its own and asked for no interval, replays those files through
+    every later checkpoint."""
+    anti_join = Settings(replay=ReplaySettings(broadcast_logged_commits=0))
+    lake_root = _lake_without_a_brokers_first_hour(spark, landing, tmp_path, anti_join)
+    half_hour = START + timedelta(minutes=30)
+    run(spark, lake_root, landing[0], START, half_hour, run_id="hand", stages=("ingest",), settings=anti_join)
+    run(spark, lake_root, landing[0], run_id="next", settings=anti_join)
+    assert_lake_of_one_run(Lake(spark, lake_root), one_run)
 
 
 def test_rerunning_an_interval_leaves_the_tables_unchanged(spark, landing, one_run, tmp_path):
