@@ -72,10 +72,24 @@ def plan_interval(
         earliest_new_event < start or any(c > earliest_new_event for c in checkpoints)
     )
     anchor = min(start, earliest_new_event) if late else start
-    usable = [c for c in checkpoints if c <= anchor]
-    replayed_from = usable[-1] if usable else EPOCH
+    replayed_from = latest_at_or_before(checkpoints, anchor)
     replayed_to = max([end, *[c for c in checkpoints if late and c > end]])
     return ReplayInterval(requested_from, requested_to, replayed_from, replayed_to)
+
+
+def latest_at_or_before(checkpoints: list[datetime], at: datetime) -> datetime:
+    """The latest of the ascending ``checkpoints`` at or before ``at``; EPOCH when none is (a
+    replay from the beginning)."""
+    usable = [c for c in checkpoints if c <= at]
+    return usable[-1] if usable else EPOCH
+
+
+def seed_of(lake: Lake, start: datetime) -> datetime:
+    """The checkpoint a computation of the rows from ``start`` on starts from: the one at
+    ``start`` that the replay of that interval stored, or, where a wider replay (late files) has
+    since replaced it, the latest before it; the stored-offset timeline from there on brings it
+    to ``start`` (the replay keeps a checkpoint at its own end only)."""
+    return latest_at_or_before(checkpoint_times(lake), start)
 
 
 def checkpoint_times(lake: Lake) -> list[datetime]:

@@ -16,7 +16,7 @@ from pyspark.sql import functions as F
 from jobs.io.lake import Lake
 from jobs.runtime.concurrent import side_by_side
 from jobs.stages.context import ReplayInterval, RunContext
-from jobs.stages.intervals import checkpoint_at, gold_ranges, replayed_interval
+from jobs.stages.intervals import checkpoint_at, gold_ranges, replayed_interval, seed_of
 from pipelines.marts.exposure import duplicate_exposure
 from pipelines.marts.lag import (
     broker_offset_observations,
@@ -82,8 +82,10 @@ def build_marts(lake: Lake, settings: Settings, run_id: str) -> ReplayInterval:
 
 def _lag(lake: Lake, staging: Lake, settings: Settings, start: datetime, end: datetime) -> None:
     """gold/consumer_lag (in messages and seconds) and its roll-up per group, for ``[start, end)``."""
-    timeline = lake.read(STORED_OFFSET_TIMELINE, start=start, end=end)
-    seed = checkpoint_at(lake, start)
+    # the state at the start: its checkpoint, or an earlier one and the timeline rows since
+    seeded_at = seed_of(lake, start)
+    timeline = lake.read(STORED_OFFSET_TIMELINE, start=seeded_at, end=end)
+    seed = checkpoint_at(lake, seeded_at)
     known = _known_queues(lake, timeline, seed, end)
     observations = broker_offset_observations(lake.read(QUEUE_OFFSETS, start=start, end=end), known)
     # the lag reads the observations three times (its queue dictionary, the as-of pass, the
