@@ -86,10 +86,11 @@ def latest_at_or_before(checkpoints: list[datetime], at: datetime) -> datetime:
 
 def seed_of(lake: Lake, start: datetime) -> datetime:
     """The checkpoint a computation of the rows from ``start`` on starts from: the one at
-    ``start`` that the replay of that interval stored, or, where a wider replay (late files) has
-    since replaced it, the latest before it; the stored-offset timeline from there on brings it
-    to ``start`` (the replay keeps a checkpoint at its own end only). The checkpoint at ``start``
-    is looked for first, in the Delta log's file statistics: no scan of the checkpoints then."""
+    ``start`` (the replay before stored it at its end), or, where a wider replay (late files)
+    has since replaced it by its own at its end, the latest before it, which the stored-offset
+    timeline since brings to ``start``. The checkpoint at ``start`` is looked for first, through
+    ``row_count`` (on the embedded engine, the Delta log's statistics of files not yet compacted
+    settle it without a scan)."""
     if start == EPOCH or lake.row_count(REPLAY_CHECKPOINTS, start=start, end=start + TICK):
         return start
     return latest_at_or_before(checkpoint_times(lake), start)

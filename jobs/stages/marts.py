@@ -17,6 +17,7 @@ from jobs.io.lake import Lake
 from jobs.runtime.concurrent import side_by_side
 from jobs.stages.context import ReplayInterval, RunContext
 from jobs.stages.intervals import checkpoint_at, gold_ranges, replayed_interval, seed_of
+from jobs.stages.staged import staged_by, staging_begins
 from pipelines.marts.exposure import duplicate_exposure
 from pipelines.marts.lag import (
     broker_offset_observations,
@@ -63,6 +64,7 @@ def build_marts(lake: Lake, settings: Settings, run_id: str) -> ReplayInterval:
     interval = replayed_interval(lake, run_id)
     ranges = gold_ranges(interval, settings)
     staging = lake.staging()
+    staging_begins(lake)
     day_from, end = ranges[DUPLICATE_EXPOSURE]
 
     def lag_and_status() -> None:
@@ -77,12 +79,13 @@ def build_marts(lake: Lake, settings: Settings, run_id: str) -> ReplayInterval:
     side_by_side(
         lag_and_status, lambda: _throughput(lake, staging, settings, *ranges[CONSUME_THROUGHPUT]), exposure
     )
+    staged_by(lake, run_id, interval)
     return interval
 
 
 def _lag(lake: Lake, staging: Lake, settings: Settings, start: datetime, end: datetime) -> None:
     """gold/consumer_lag (in messages and seconds) and its roll-up per group, for ``[start, end)``."""
-    # the state at the start: its checkpoint, or an earlier one and the timeline rows since
+    # the state at the start: a wider replay since this run's may have replaced its checkpoint
     seeded_at = seed_of(lake, start)
     timeline = lake.read(STORED_OFFSET_TIMELINE, start=seeded_at, end=end)
     seed = checkpoint_at(lake, seeded_at)

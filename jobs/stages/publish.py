@@ -9,6 +9,7 @@ from jobs.io.lake import Lake
 from jobs.runtime.concurrent import side_by_side
 from jobs.stages.context import RunContext, StageOrderError
 from jobs.stages.intervals import gold_ranges, replayed_interval
+from jobs.stages.staged import require_staged_by
 from schemas.config import Settings
 from schemas.tables import PUBLISH_RUNS, TableSpec
 
@@ -21,6 +22,7 @@ def run(context: RunContext) -> None:
 def publish(lake: Lake, settings: Settings, run_id: str) -> dict[str, int]:
     """Replace each gold table's range with its staged rows; rows published per table."""
     interval = replayed_interval(lake, run_id)
+    require_staged_by(lake, run_id, interval)
     staging = lake.staging()
     ranges = gold_ranges(interval, settings)
     for spec in ranges:

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 from functools import partial
 
 from pyspark import StorageLevel
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from jobs.io.lake import Lake
@@ -61,32 +61,25 @@ def run(context: RunContext) -> None:
     context.interval = run_replay(context.lake, context.settings, context.start, context.end, context.run_id)
 
 
-def _ingest_bounds(lake: Lake, run_id: str) -> tuple[datetime | None, datetime | None]:
+def _ingest_bounds(lake: Lake) -> tuple[datetime | None, datetime | None]:
     """(earliest event of the ingested files that no published replay has seen, latest event
     ingested by any run).
 
-    A replay whose publish followed it saw every file ingested by then, by any run: its interval
-    was widened for those that were late, and its marts and publish covered the widened interval.
-    A file ingested after the latest such replay was seen by none, whichever run ingested it: a
-    hand run that crashed before its replay leaves its files to the next run, with any id. Files
-    seen are not counted again, or a run cleared and run again days later would replay through
-    every checkpoint since (jobs.stages.intervals.plan_interval).
-
-    A run also counts its own files that no published replay *of its own* saw: on a lake given
-    as a URI, which no lock keeps to one run at a time (jobs.io.lake_lock), another run's replay
-    may finish after this run's ingest without having read its files. (Each table keeps a run's
-    latest row: a publish of an earlier attempt says nothing of a replay since.)"""
+    A replay whose publish followed it saw every file ingested before it planned its interval,
+    by any run: it widened the interval for those that were late, and its marts and publish
+    covered the widened interval (jobs.stages.staged). A file ingested after the latest such
+    replay planned was seen by none, whichever run ingested it: a hand run that stopped before
+    its replay leaves its files to the next run, with any id. Files seen are not counted again,
+    or a run cleared and run again days later would replay through every checkpoint since
+    (jobs.stages.intervals.plan_interval). A replay recorded before ``planned_at`` was counts
+    from its ``finished_at``. (Each table keeps a run's latest row: a publish of an earlier
+    attempt says nothing of a replay since.)"""
     published = lake.read(PUBLISH_RUNS).select("run_id", "published_at")
     replays = lake.read(REPLAY_RUNS).join(published, "run_id")
     seen = replays.where(F.col("published_at") >= F.col("finished_at")).agg(
-        F.max("finished_at").alias("seen_by_any"),
-        F.max(F.when(F.col("run_id") == run_id, F.col("finished_at"))).alias("seen_by_own"),
+        F.max(F.coalesce("planned_at", "finished_at")).alias("seen_until")
     )
-
-    def after(seen_until: str) -> Column:
-        return F.col(seen_until).isNull() | (F.col("ingested_at") > F.col(seen_until))
-
-    unseen = after("seen_by_any") | ((F.col("run_id") == run_id) & after("seen_by_own"))
+    unseen = F.col("seen_until").isNull() | (F.col("ingested_at") > F.col("seen_until"))
     runs = lake.read(INGEST_RUNS).where(F.col("status") == "ingested").crossJoin(F.broadcast(seen))
     row = runs.agg(
         F.min(F.when(unseen, F.col("event_min_at"))).alias("late"), F.max("event_max_at").alias("latest")
@@ -153,7 +146,8 @@ def run_replay(
     run_id: str,
 ) -> ReplayInterval:
     """Replay the interval and write the silver tables and the next checkpoint."""
-    late, latest = _ingest_bounds(lake, run_id)
+    planned_at = datetime.now(UTC)
+    late, latest = _ingest_bounds(lake)
     interval = plan_interval(
         requested_from, requested_to, checkpoint_times(lake), published_until(lake), late, latest
     )
@@ -213,7 +207,7 @@ def run_replay(
         for frame in result.shared:
             frame.unpersist()
     _prune_checkpoints(lake, settings.replay.checkpoints_kept)
-    _record(lake, run_id, interval)
+    _record(lake, run_id, interval, planned_at)
     return with_first_event(lake, interval)
 
 
@@ -248,7 +242,7 @@ def _prune_checkpoints(lake: Lake, kept: int) -> None:
         lake.replace_range(REPLAY_CHECKPOINTS, empty, EPOCH, times[-kept])
 
 
-def _record(lake: Lake, run_id: str, interval: ReplayInterval) -> None:
+def _record(lake: Lake, run_id: str, interval: ReplayInterval, planned_at: datetime) -> None:
     start, end = interval.replayed_from, interval.replayed_to
     commits = lake.row_count(OFFSET_COMMITS_REPLAYED, start=start, end=end)
     regressions = lake.row_count(OFFSET_REGRESSIONS, start=start, end=end)
@@ -262,6 +256,7 @@ def _record(lake: Lake, run_id: str, interval: ReplayInterval) -> None:
             commits,
             regressions,
             datetime.now(UTC),
+            planned_at,
         )
     ]
     lake.merge_rows(REPLAY_RUNS, row)

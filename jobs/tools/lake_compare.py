@@ -29,6 +29,7 @@ RUN_COLUMNS = frozenset(
         "ingested_at",
         "rejected_at",
         "finished_at",
+        "planned_at",
         "published_at",
         "file_mtime_ns",
         "batch_id",

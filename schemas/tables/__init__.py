@@ -26,7 +26,7 @@ from schemas.tables.gold import (
     DUPLICATE_EXPOSURE,
     PRODUCE_THROUGHPUT,
 )
-from schemas.tables.ops import INGEST_RUNS, PUBLISH_RUNS, REJECTED_INPUTS, REPLAY_RUNS
+from schemas.tables.ops import INGEST_RUNS, PUBLISH_RUNS, REJECTED_INPUTS, REPLAY_RUNS, STAGED_GOLD
 from schemas.tables.quality import QUALITY_ALERTS, QUALITY_CHECK_RESULTS, QUALITY_FINDINGS
 from schemas.tables.silver import (
     OFFSET_COMMITS_REPLAYED,
@@ -90,6 +90,7 @@ __all__ = [
     "REPLAY_RUNS",
     "SILVER_TABLES",
     "SNAPSHOT_FILES",
+    "STAGED_GOLD",
     "STORED_OFFSET_TIMELINE",
     "TableSpec",
 ]

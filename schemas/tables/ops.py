@@ -88,6 +88,9 @@ REPLAY_RUNS = TableSpec(
         ("commits_replayed", LONG, False),
         ("regressions_found", LONG, False),
         ("finished_at", TIMESTAMP, False),
+        # when it read ops/ingest_runs to plan its interval: the files ingested before then are
+        # the ones it saw (jobs.stages.replay._ingest_bounds); null: recorded before this column
+        ("planned_at", TIMESTAMP, True),
     ),
 )
 
@@ -103,5 +106,22 @@ PUBLISH_RUNS = TableSpec(
         ("interval_end", TIMESTAMP, False),
         ("gold_rows", LONG, False),
         ("published_at", TIMESTAMP, False),
+    ),
+)
+
+
+STAGED_GOLD = TableSpec(
+    layer="ops",
+    name="staged_gold",
+    grain="one row: the run whose gold rows the staging lake holds (in <lake>/_staging, beside them)",
+    keys=("staging",),
+    schema=fields(
+        ("staging", STRING, False),  # always "gold": the table's one row
+        # null while a marts stage replaces the staged rows, and after one stopped half-way
+        ("run_id", STRING, True),
+        # the replayed interval the staged rows are of (the run's replay may run again after them)
+        ("replayed_from", TIMESTAMP, True),
+        ("replayed_to", TIMESTAMP, True),
+        ("staged_at", TIMESTAMP, False),
     ),
 )

@@ -27,9 +27,9 @@ def ingested(run_id: str, kind: str, events: tuple[datetime, datetime], when: da
     )  # fmt: skip
 
 
-def replayed(run_id: str, finished: datetime) -> tuple:
-    return _row(REPLAY_RUNS, run_id=run_id, replayed_from=at(0), replayed_to=finished, commits_replayed=0,
-                regressions_found=0, finished_at=finished)  # fmt: skip
+def replayed(run_id: str, planned: datetime, finished: datetime | None = None) -> tuple:
+    return _row(REPLAY_RUNS, run_id=run_id, replayed_from=at(0), replayed_to=at(1), commits_replayed=0,
+                regressions_found=0, finished_at=finished or planned, planned_at=planned)  # fmt: skip
 
 
 def published(run_id: str, when: datetime) -> tuple:
@@ -39,11 +39,11 @@ def published(run_id: str, when: datetime) -> tuple:
 
 
 def test_a_replay_counts_the_files_that_no_published_replay_saw_whichever_run_ingested_them(spark, tmp_path):
-    lake = Lake(spark, tmp_path / "lake")
+    lake = Lake(spark, tmp_path / "lake", engine="delta-rs")
     lake.append(INGEST_RUNS, spark.createDataFrame([
         # run "10h" ingested, replayed and published
         ingested("10h", "commits", (at(10), at(11)), at(11, 5)),
-        # a hand run ingested a late file and crashed before its replay
+        # a hand run ingested a late file and stopped before its replay
         ingested("hand", "commits", (at(9, 30), at(9, 45)), at(11, 30)),
         # run "11h" ingested its hour
         ingested("11h", "commits", (at(11), at(12)), at(12, 5)),
@@ -51,44 +51,51 @@ def test_a_replay_counts_the_files_that_no_published_replay_saw_whichever_run_in
     lake.append(REPLAY_RUNS, spark.createDataFrame([replayed("10h", at(11, 6))], REPLAY_RUNS.schema))
     lake.append(PUBLISH_RUNS, spark.createDataFrame([published("10h", at(11, 7))], PUBLISH_RUNS.schema))
 
-    # the hand run's file is counted by the next run, whatever its id, and by "10h" run again
-    assert _ingest_bounds(lake, "11h") == (at(9, 30), at(12))
-    assert _ingest_bounds(lake, "10h") == (at(9, 30), at(12))
+    # the hand run's file is counted by the next replay, whichever run it is
+    assert _ingest_bounds(lake) == (at(9, 30), at(12))
 
-    # "11h" replays; until its publish follows, every run counts those files again
+    # "11h" replays; until its publish follows, every replay counts those files again
     lake.merge_rows(REPLAY_RUNS, [replayed("11h", at(12, 6))])
-    assert _ingest_bounds(lake, "12h") == (at(9, 30), at(12))
+    assert _ingest_bounds(lake) == (at(9, 30), at(12))
     lake.merge_rows(PUBLISH_RUNS, [published("11h", at(12, 7))])
-    assert _ingest_bounds(lake, "12h") == (None, at(12))
-    # the hand run resumed counts its own again, as no replay of its own was published (see the next test)
-    assert _ingest_bounds(lake, "hand") == (at(9, 30), at(12))
+    assert _ingest_bounds(lake) == (None, at(12))
 
     # "11h" cleared and run again lands one more file: counted; it replays again (widened by that
     # file) and its publish fails: the publish on record is of the replay before, so the file is
     # counted until a publish follows a replay after it
     lake.append(INGEST_RUNS, spark.createDataFrame([ingested("11h", "progress", (at(8), at(8)), at(13))],
                                                    INGEST_RUNS.schema))  # fmt: skip
-    assert _ingest_bounds(lake, "11h") == (at(8), at(12))
+    assert _ingest_bounds(lake) == (at(8), at(12))
     lake.merge_rows(REPLAY_RUNS, [replayed("11h", at(13, 10))])
-    assert _ingest_bounds(lake, "13h") == (at(8), at(12))
+    assert _ingest_bounds(lake) == (at(8), at(12))
     lake.merge_rows(PUBLISH_RUNS, [published("11h", at(13, 12))])
-    assert _ingest_bounds(lake, "13h") == (None, at(12))
+    assert _ingest_bounds(lake) == (None, at(12))
 
 
-def test_a_run_counts_its_own_files_that_another_runs_replay_finished_after(spark, tmp_path):
-    """On a lake no lock keeps to one run at a time, run "b" ingests while run "a" replays: "a"'s
-    replay finishes after "b"'s file without having read it, so "b" counts it until a replay of
-    its own is published."""
-    lake = Lake(spark, tmp_path / "lake")
+def test_a_file_ingested_after_a_replay_planned_is_counted_though_that_replay_was_published(spark, tmp_path):
+    """Run "b" lands a file while run "a" replays (a lake no lock keeps to one run at a time), and
+    another between "a"'s replay and its publish: "a" planned before either, so neither is seen."""
+    lake = Lake(spark, tmp_path / "lake", engine="delta-rs")
     lake.append(INGEST_RUNS, spark.createDataFrame([
         ingested("a", "commits", (at(10), at(11)), at(11, 5)),
-        ingested("b", "commits", (at(9), at(9, 30)), at(11, 6)),
+        ingested("b", "commits", (at(9), at(9, 30)), at(11, 7)),
     ], INGEST_RUNS.schema))  # fmt: skip
-    lake.append(REPLAY_RUNS, spark.createDataFrame([replayed("a", at(11, 7))], REPLAY_RUNS.schema))
-    lake.append(PUBLISH_RUNS, spark.createDataFrame([published("a", at(11, 8))], PUBLISH_RUNS.schema))
+    lake.append(REPLAY_RUNS, spark.createDataFrame([replayed("a", at(11, 6), at(11, 8))], REPLAY_RUNS.schema))
+    lake.append(INGEST_RUNS, spark.createDataFrame([ingested("b", "progress", (at(8), at(8)), at(11, 9))],
+                                                   INGEST_RUNS.schema))  # fmt: skip
+    lake.append(PUBLISH_RUNS, spark.createDataFrame([published("a", at(11, 10))], PUBLISH_RUNS.schema))
 
-    assert _ingest_bounds(lake, "b") == (at(9), at(11))
-    assert _ingest_bounds(lake, "c") == (None, at(11))
-    lake.merge_rows(REPLAY_RUNS, [replayed("b", at(11, 20))])
-    lake.merge_rows(PUBLISH_RUNS, [published("b", at(11, 21))])
-    assert _ingest_bounds(lake, "b") == (None, at(11))
+    assert _ingest_bounds(lake) == (at(8), at(11))
+    lake.merge_rows(REPLAY_RUNS, [replayed("c", at(11, 20), at(11, 21))])
+    lake.merge_rows(PUBLISH_RUNS, [published("c", at(11, 22))])
+    assert _ingest_bounds(lake) == (None, at(11))
+
+
+def test_a_replay_recorded_before_its_planning_time_was_counts_from_its_finish(spark, tmp_path):
+    lake = Lake(spark, tmp_path / "lake", engine="delta-rs")
+    lake.append(INGEST_RUNS, spark.createDataFrame([ingested("a", "commits", (at(10), at(11)), at(11, 5))],
+                                                   INGEST_RUNS.schema))  # fmt: skip
+    earlier = replayed("a", at(11, 6))[:-1] + (None,)  # no planned_at
+    lake.append(REPLAY_RUNS, spark.createDataFrame([earlier], REPLAY_RUNS.schema))
+    lake.append(PUBLISH_RUNS, spark.createDataFrame([published("a", at(11, 7))], PUBLISH_RUNS.schema))
+    assert _ingest_bounds(lake) == (None, at(11))

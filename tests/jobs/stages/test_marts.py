@@ -89,10 +89,10 @@ def stored(as_of: datetime, offset: int, when: datetime) -> tuple:
 def test_the_lag_of_an_interval_starts_from_the_state_at_its_start_whichever_checkpoint_holds_it(
     spark, tmp_path, replaced
 ):
-    """The replay of [11:00, 12:00) stored its state at 11:00; a wider replay since (late files)
+    """The replay before [11:00, 12:00) stored its state at 11:00; a wider replay since (late files)
     replaced that checkpoint by its own at its end. The interval's lag then starts from the
     checkpoint before it and the timeline since: the same lag."""
-    lake = Lake(spark, tmp_path / "lake")
+    lake = Lake(spark, tmp_path / "lake", engine="delta-rs")
     checkpoints = [stored(at(10), 50, at(9, 59)), stored(at(12), 80, at(10, 30))]
     if not replaced:
         checkpoints.append(stored(at(11), 80, at(10, 30)))

@@ -13,6 +13,7 @@ from pyspark.sql import functions as F
 
 from jobs.io.lake import Lake
 from jobs.io.worker_files import FILE_METADATA_KEY
+from jobs.stages.context import StageOrderError
 from jobs.stages.runner import run_stages
 from jobs.tools.demo import regression_of
 from jobs.tools.simulator import simulate
@@ -141,10 +142,11 @@ def _lake_without_a_brokers_first_hour(spark, landing, tmp_path, settings: Setti
 
 
 def latest_checkpoint(lake: Lake):
-    """The queues' state in a lake's latest checkpoint, without its time: a run asked for no
-    interval, with nothing landed after END, checkpoints just after it (jobs.stages.intervals)."""
+    """The queues' state in a lake's latest checkpoint (at END or after), without its time: a run
+    of the interval after END, with nothing landed in it, checkpoints the same state at its end."""
     checkpoints = lake.read(REPLAY_CHECKPOINTS)
     latest = checkpoints.agg(F.max("as_of")).collect()[0][0]
+    assert latest >= END.replace(tzinfo=None)
     return checkpoints.where(F.col("as_of") == F.lit(latest)).drop("as_of")
 
 
@@ -173,13 +175,28 @@ def test_late_files_of_a_run_that_stopped_after_its_ingest_are_replayed_by_the_n
     spark, landing, one_run, tmp_path
 ):
     """The run that lands the broker's first hour stops after its ingest (a hand run that crashed):
-    the next run, under an id of its own and asked for no interval, replays those files through
-    every later checkpoint."""
+    the schedule's next run, under an id of its own, replays those files through every later
+    checkpoint."""
     anti_join = Settings(replay=ReplaySettings(broadcast_logged_commits=0))
     lake_root = _lake_without_a_brokers_first_hour(spark, landing, tmp_path, anti_join)
     half_hour = START + timedelta(minutes=30)
     run(spark, lake_root, landing[0], START, half_hour, run_id="hand", stages=("ingest",), settings=anti_join)
-    run(spark, lake_root, landing[0], run_id="next", settings=anti_join)
+    run(spark, lake_root, landing[0], END, END + timedelta(hours=1), run_id="next", settings=anti_join)
+    assert_lake_of_one_run(Lake(spark, lake_root), one_run)
+
+
+def test_a_run_between_a_runs_marts_and_its_publish_makes_it_stage_its_rows_again(
+    spark, landing, one_run, tmp_path
+):
+    """A hand run over the first hour comes between the marts and the publish of a run over both
+    hours: that run's publish refuses the hand run's staged rows instead of publishing them over
+    its own ranges; once its marts run again, the lake is the one run's."""
+    lake_root = tmp_path / "lake"
+    run(spark, lake_root, landing[0], START, END, run_id="whole", stages=("ingest", "replay", "marts"))
+    run(spark, lake_root, landing[0], START, SPLIT, run_id="hand")
+    with pytest.raises(StageOrderError, match="the staged gold rows are run hand's, not run whole's"):
+        run(spark, lake_root, landing[0], START, END, run_id="whole", stages=("publish",))
+    run(spark, lake_root, landing[0], START, END, run_id="whole", stages=("marts", "publish"))
     assert_lake_of_one_run(Lake(spark, lake_root), one_run)
 
 
