@@ -33,6 +33,9 @@ class ReplayInterval:
     replayed_to: datetime
     # the earliest event the run read (None: not known, as when the replay ran in another process)
     first_event_at: datetime | None = None
+    # when that replay finished (ops/replay_runs): which of a run's replays it is (None: not read
+    # from the lake, as when the replay has just run in this process)
+    replayed_at: datetime | None = None
 
     @property
     def span(self) -> tuple[datetime, datetime]:

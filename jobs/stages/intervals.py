@@ -89,8 +89,9 @@ def seed_of(lake: Lake, start: datetime) -> datetime:
     ``start`` (the replay before stored it at its end), or, where a wider replay (late files)
     has since replaced it by its own at its end, the latest before it, which the stored-offset
     timeline since brings to ``start``. The checkpoint at ``start`` is looked for first, through
-    ``row_count`` (on the embedded engine, the Delta log's statistics of files not yet compacted
-    settle it without a scan)."""
+    ``row_count``: on the embedded engine the Delta log's statistics leave out every file that
+    cannot hold it and only the one that can is counted; every checkpoint's time is read only
+    when it is not there."""
     if start == EPOCH or lake.row_count(REPLAY_CHECKPOINTS, start=start, end=start + TICK):
         return start
     return latest_at_or_before(checkpoint_times(lake), start)
@@ -139,6 +140,7 @@ def last_replay(lake: Lake, run_id: str) -> ReplayInterval | None:
         from_collected(r.requested_to),
         from_collected(r.replayed_from),
         from_collected(r.replayed_to),
+        replayed_at=from_collected(r.finished_at),
     )
     return with_first_event(lake, interval)
 

@@ -18,10 +18,10 @@ from jobs.io.lake import Lake
 from jobs.io.lake_lock import LakeLock
 from jobs.runtime.session import build_session
 from schemas.config import Settings
-from schemas.tables import ALL_TABLES, GOLD_TABLES, QUALITY_TABLES, STAGED_GOLD
+from schemas.tables import ALL_TABLES, QUALITY_TABLES, STAGING_TABLES
 
 DEFAULT_RETENTION = MIN_RETENTION
-# the published tables, then the gold tables waiting in staging for their audit
+# the published tables (the staging lake holds schemas.tables.STAGING_TABLES)
 LAKE_TABLES = (*ALL_TABLES, *QUALITY_TABLES)
 
 
@@ -36,7 +36,7 @@ def maintain_tables(
     lake's lock); ``on_table`` hears of each table as it is done."""
     check_retention(retention)
     done = []
-    for target, specs in ((lake, LAKE_TABLES), (lake.staging(), (*GOLD_TABLES, STAGED_GOLD))):
+    for target, specs in ((lake, LAKE_TABLES), (lake.staging(), STAGING_TABLES)):
         for spec in specs:
             result = target.maintain(spec, retention=retention, zorder=zorder)
             if result is None:

@@ -73,7 +73,13 @@ def _ingest_bounds(lake: Lake) -> tuple[datetime | None, datetime | None]:
     or a run cleared and run again days later would replay through every checkpoint since
     (jobs.stages.intervals.plan_interval). A replay recorded before ``planned_at`` was counts
     from its ``finished_at``. (Each table keeps a run's latest row: a publish of an earlier
-    attempt says nothing of a replay since.)"""
+    attempt says nothing of a replay since.)
+
+    The times compared are two processes' clocks, and an ingest stamps ``ingested_at`` before it
+    commits: on a local lake its lock keeps every ingest whole before or after a replay, but on
+    a lake given as a URI, which no lock keeps to one run at a time, a replay planned during
+    another run's ingest (or on a host whose clock is ahead) can take a file it never read for
+    seen."""
     published = lake.read(PUBLISH_RUNS).select("run_id", "published_at")
     replays = lake.read(REPLAY_RUNS).join(published, "run_id")
     seen = replays.where(F.col("published_at") >= F.col("finished_at")).agg(

@@ -1,14 +1,15 @@
 """Whose gold rows wait in staging: the marts stage of one run stages them, its own audit and
 publish take them.
 
-The staging lake (``<lake>/_staging``) holds one set of gold rows at a time. Runs of one lake
-take its lock stage by stage, so another run's stages can come between a run's marts and its
-publish: a hand run between two Airflow tasks, or a failed audit cleared and run again after
-the next interval's marts. Publishing the other run's staged rows over this run's ranges would
-delete the gold rows of one interval and double those of another; publishing rows of an
-earlier replay of the run would miss what its replay since widened to. So the marts stage
-records its run and replayed interval in ``ops/staged_gold`` once every staged table is written
-(none while it writes them), and the audit and publish stages take only their own.
+The staging lake (``<lake>/_staging``) holds one set of gold rows at a time. A run holds the
+lake's lock for one command, and run stage by stage (Airflow's tasks) it is one command per
+stage, so another run can come between its marts and its publish: a hand run between two
+Airflow tasks, or a failed audit cleared and run again after the next interval's marts.
+Publishing the other run's staged rows over this run's ranges would delete the gold rows of
+one interval and double those of another; publishing the rows of an earlier replay of the run
+would miss what its replay since changed. So the marts stage records its run and replay in
+``ops/staged_gold`` once every staged table is written (none while it writes them), and the
+audit and publish stages take only their own: otherwise the marts stage runs again first.
 """
 
 from __future__ import annotations
@@ -25,33 +26,29 @@ _ROW = "gold"
 
 def staging_begins(lake: Lake) -> None:
     """The staged rows are about to be replaced: they are no run's until :func:`staged_by`."""
-    lake.staging().merge_rows(STAGED_GOLD, [(_ROW, None, None, None, datetime.now(UTC))])
+    lake.staging().merge_rows(STAGED_GOLD, [(_ROW, None, None, datetime.now(UTC))])
 
 
 def staged_by(lake: Lake, run_id: str, interval: ReplayInterval) -> None:
-    """Every staged table now holds ``run_id``'s gold rows of ``interval``."""
-    row = (_ROW, run_id, interval.replayed_from, interval.replayed_to, datetime.now(UTC))
-    lake.staging().merge_rows(STAGED_GOLD, [row])
+    """Every staged table now holds ``run_id``'s gold rows of its replay ``interval``."""
+    lake.staging().merge_rows(STAGED_GOLD, [(_ROW, run_id, interval.replayed_at, datetime.now(UTC))])
 
 
 def require_staged_by(lake: Lake, run_id: str, interval: ReplayInterval) -> None:
-    """A StageOrderError unless the staged gold rows are ``run_id``'s, of ``interval`` (its
-    replay as it stands), naming what to run."""
+    """A StageOrderError unless the staged gold rows are ``run_id``'s, of its replay ``interval``
+    (its latest), naming what to run."""
     staging = lake.staging()
     rows = staging.read(STAGED_GOLD).collect() if staging.exists(STAGED_GOLD) else []
     staged = rows[0] if rows else None
     if staged is None or staged.run_id is None:
-        whose = "no finished marts stage's"
+        found = "no gold rows a marts stage finished staging"
     elif staged.run_id != run_id:
-        whose = f"run {staged.run_id}'s"
-    elif (from_collected(staged.replayed_from), from_collected(staged.replayed_to)) != (
-        interval.replayed_from,
-        interval.replayed_to,
-    ):
-        whose = f"of an earlier replay of run {run_id}"
+        found = f"the gold rows of run {staged.run_id}"
+    elif interval.replayed_at is None or from_collected(staged.replayed_at) != interval.replayed_at:
+        found = f"the gold rows of an earlier replay of run {run_id}"
     else:
         return
     raise StageOrderError(
-        f"the staged gold rows are {whose}, not run {run_id}'s replay as it stands: "
-        "run the marts stage again (same --run-id)"
+        f"staging holds {found}, not those of run {run_id}'s latest replay: "
+        "run its marts stage again, then its audit (same --run-id)"
     )

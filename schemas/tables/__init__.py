@@ -4,7 +4,8 @@ This module is the public contract analysts query. Each table lives at
 ``<lake>/<layer>/<name>``; ``keys`` are unique at the stated grain (the data-quality
 suite checks it) and ``event_time`` is the column a run's ``[from, to)`` interval
 selects, so re-running an interval replaces exactly the rows it produced.
-Columns starting with ``_`` are pipeline metadata.
+Columns starting with ``_`` are pipeline metadata. The staging lake (``<lake>/_staging``) holds
+``STAGING_TABLES`` the same way: gold rows waiting for their audit, and whose they are.
 """
 
 from __future__ import annotations
@@ -56,6 +57,8 @@ GOLD_TABLES = (
 )
 OPS_TABLES = (INGEST_RUNS, REPLAY_RUNS, PUBLISH_RUNS)
 QUALITY_TABLES = (QUALITY_CHECK_RESULTS, QUALITY_FINDINGS, QUALITY_ALERTS)
+# the tables of the staging lake (<lake>/_staging): gold rows waiting for their audit, and whose
+STAGING_TABLES = (*GOLD_TABLES, STAGED_GOLD)
 # the tables a run writes (the quality tables are the audit's)
 ALL_TABLES = (*BRONZE_TABLES, REJECTED_INPUTS, *OPS_TABLES, *SILVER_TABLES, *GOLD_TABLES)
 
@@ -91,6 +94,7 @@ __all__ = [
     "SILVER_TABLES",
     "SNAPSHOT_FILES",
     "STAGED_GOLD",
+    "STAGING_TABLES",
     "STORED_OFFSET_TIMELINE",
     "TableSpec",
 ]

@@ -119,9 +119,9 @@ STAGED_GOLD = TableSpec(
         ("staging", STRING, False),  # always "gold": the table's one row
         # null while a marts stage replaces the staged rows, and after one stopped half-way
         ("run_id", STRING, True),
-        # the replayed interval the staged rows are of (the run's replay may run again after them)
-        ("replayed_from", TIMESTAMP, True),
-        ("replayed_to", TIMESTAMP, True),
+        # the replay the staged rows are of (its ops/replay_runs.finished_at): the run's replay may
+        # run again after its marts
+        ("replayed_at", TIMESTAMP, True),
         ("staged_at", TIMESTAMP, False),
     ),
 )

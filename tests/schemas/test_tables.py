@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from schemas.tables import ALL_TABLES, QUALITY_TABLES, TableSpec
+from schemas.tables import ALL_TABLES, QUALITY_TABLES, STAGED_GOLD, TableSpec
 
-TABLES = (*ALL_TABLES, *QUALITY_TABLES)
+TABLES = (*ALL_TABLES, *QUALITY_TABLES, STAGED_GOLD)
 
 
 @pytest.mark.parametrize("spec", TABLES, ids=lambda spec: spec.path)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from pyspark.sql.types import StructType
+
 from jobs.io.lake import Lake
 from jobs.stages.replay import _ingest_bounds
 from schemas.tables import INGEST_RUNS, PUBLISH_RUNS, REPLAY_RUNS, TableSpec
@@ -92,10 +94,22 @@ def test_a_file_ingested_after_a_replay_planned_is_counted_though_that_replay_wa
 
 
 def test_a_replay_recorded_before_its_planning_time_was_counts_from_its_finish(spark, tmp_path):
+    """ops/replay_runs as an earlier version wrote it, without ``planned_at``: read, and merged into."""
+    earlier = TableSpec(
+        layer=REPLAY_RUNS.layer, name=REPLAY_RUNS.name, grain=REPLAY_RUNS.grain, keys=REPLAY_RUNS.keys,
+        schema=StructType([f for f in REPLAY_RUNS.schema.fields if f.name != "planned_at"]),
+    )  # fmt: skip
     lake = Lake(spark, tmp_path / "lake", engine="delta-rs")
     lake.append(INGEST_RUNS, spark.createDataFrame([ingested("a", "commits", (at(10), at(11)), at(11, 5))],
                                                    INGEST_RUNS.schema))  # fmt: skip
-    earlier = replayed("a", at(11, 6))[:-1] + (None,)  # no planned_at
-    lake.append(REPLAY_RUNS, spark.createDataFrame([earlier], REPLAY_RUNS.schema))
+    lake.append(earlier, spark.createDataFrame([replayed("a", at(11, 6))[:-1]], earlier.schema))
     lake.append(PUBLISH_RUNS, spark.createDataFrame([published("a", at(11, 7))], PUBLISH_RUNS.schema))
+    assert "planned_at" not in lake.stored_columns(REPLAY_RUNS)
     assert _ingest_bounds(lake) == (None, at(11))
+
+    # a replay of this version adds the column: the earlier row keeps counting from its finish
+    lake.append(INGEST_RUNS, spark.createDataFrame([ingested("b", "commits", (at(9), at(9)), at(11, 10))],
+                                                   INGEST_RUNS.schema))  # fmt: skip
+    lake.merge_rows(REPLAY_RUNS, [replayed("b", at(11, 9), at(11, 12))])
+    lake.merge_rows(PUBLISH_RUNS, [published("b", at(11, 13))])
+    assert _ingest_bounds(lake) == (at(9), at(11))

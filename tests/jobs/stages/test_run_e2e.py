@@ -143,7 +143,7 @@ def _lake_without_a_brokers_first_hour(spark, landing, tmp_path, settings: Setti
 
 def latest_checkpoint(lake: Lake):
     """The queues' state in a lake's latest checkpoint (at END or after), without its time: a run
-    of the interval after END, with nothing landed in it, checkpoints the same state at its end."""
+    after END, with nothing landed after it, checkpoints the same state at its own end."""
     checkpoints = lake.read(REPLAY_CHECKPOINTS)
     latest = checkpoints.agg(F.max("as_of")).collect()[0][0]
     assert latest >= END.replace(tzinfo=None)
@@ -171,17 +171,20 @@ def test_a_run_of_an_earlier_interval_replays_what_it_lands_through_the_later_on
     assert_lake_of_one_run(Lake(spark, lake_root), one_run)
 
 
+@pytest.mark.parametrize(
+    "interval", [(None, None), (END, END + timedelta(hours=1))], ids=["no interval asked", "the next hour"]
+)
 def test_late_files_of_a_run_that_stopped_after_its_ingest_are_replayed_by_the_next_run(
-    spark, landing, one_run, tmp_path
+    spark, landing, one_run, tmp_path, interval
 ):
     """The run that lands the broker's first hour stops after its ingest (a hand run that crashed):
-    the schedule's next run, under an id of its own, replays those files through every later
-    checkpoint."""
+    the next run, under an id of its own, replays those files through every later checkpoint,
+    whether it is asked for no interval or for the schedule's next hour."""
     anti_join = Settings(replay=ReplaySettings(broadcast_logged_commits=0))
     lake_root = _lake_without_a_brokers_first_hour(spark, landing, tmp_path, anti_join)
     half_hour = START + timedelta(minutes=30)
     run(spark, lake_root, landing[0], START, half_hour, run_id="hand", stages=("ingest",), settings=anti_join)
-    run(spark, lake_root, landing[0], END, END + timedelta(hours=1), run_id="next", settings=anti_join)
+    run(spark, lake_root, landing[0], *interval, run_id="next", settings=anti_join)
     assert_lake_of_one_run(Lake(spark, lake_root), one_run)
 
 
@@ -194,7 +197,10 @@ def test_a_run_between_a_runs_marts_and_its_publish_makes_it_stage_its_rows_agai
     lake_root = tmp_path / "lake"
     run(spark, lake_root, landing[0], START, END, run_id="whole", stages=("ingest", "replay", "marts"))
     run(spark, lake_root, landing[0], START, SPLIT, run_id="hand")
-    with pytest.raises(StageOrderError, match="the staged gold rows are run hand's, not run whole's"):
+    with pytest.raises(
+        StageOrderError,
+        match="staging holds the gold rows of run hand, not those of run whole's latest replay",
+    ):
         run(spark, lake_root, landing[0], START, END, run_id="whole", stages=("publish",))
     run(spark, lake_root, landing[0], START, END, run_id="whole", stages=("marts", "publish"))
     assert_lake_of_one_run(Lake(spark, lake_root), one_run)

@@ -11,15 +11,18 @@ from jobs.stages.context import ReplayInterval, StageOrderError
 from jobs.stages.staged import require_staged_by, staged_by, staging_begins
 
 
-def interval(hour: int) -> ReplayInterval:
+def interval(hour: int, replayed_minute: int = 5) -> ReplayInterval:
     start = datetime(2026, 11, 21, hour, tzinfo=UTC)
-    return ReplayInterval(start, start + timedelta(hours=1), start, start + timedelta(hours=1))
+    end = start + timedelta(hours=1)
+    return ReplayInterval(start, end, start, end, replayed_at=end + timedelta(minutes=replayed_minute))
 
 
-def test_only_the_run_whose_marts_finished_last_may_take_the_staged_rows(spark, tmp_path):
+def test_only_the_latest_replay_of_the_run_whose_marts_finished_last_may_take_the_staged_rows(
+    spark, tmp_path
+):
     lake = Lake(spark, tmp_path / "lake", engine="delta-rs")
     with pytest.raises(
-        StageOrderError, match="are no finished marts stage's, not run a's replay as it stands"
+        StageOrderError, match="staging holds no gold rows a marts stage finished staging, not those"
     ):
         require_staged_by(lake, "a", interval(10))  # nothing staged yet
     staging_begins(lake)
@@ -27,16 +30,18 @@ def test_only_the_run_whose_marts_finished_last_may_take_the_staged_rows(spark, 
     require_staged_by(lake, "a", interval(10))
     # run "b"'s marts comes between: while it writes, the rows are no run's; then they are "b"'s
     staging_begins(lake)
-    with pytest.raises(StageOrderError, match="no finished marts stage's"):
+    with pytest.raises(StageOrderError, match="no gold rows a marts stage finished staging"):
         require_staged_by(lake, "b", interval(11))
     staged_by(lake, "b", interval(11))
-    with pytest.raises(StageOrderError, match="the staged gold rows are run b's, not run a's"):
+    with pytest.raises(
+        StageOrderError, match="staging holds the gold rows of run b, not those of run a's latest"
+    ):
         require_staged_by(lake, "a", interval(10))
     require_staged_by(lake, "b", interval(11))
-    # "b" replays again, wider, and its marts have not followed
-    wider = ReplayInterval(interval(11).requested_from, interval(11).requested_to, interval(9).replayed_from,
-                           interval(11).replayed_to)  # fmt: skip
-    with pytest.raises(
-        StageOrderError, match="are of an earlier replay of run b, not run b's replay as it stands"
-    ):
-        require_staged_by(lake, "b", wider)
+    # "b" replays again (the same interval), and its marts have not followed
+    with pytest.raises(StageOrderError, match="the gold rows of an earlier replay of run b"):
+        require_staged_by(lake, "b", interval(11, replayed_minute=20))
+    # an interval the replay stage has just returned, not read from the lake, names no replay
+    just_replayed = ReplayInterval(None, None, interval(11).replayed_from, interval(11).replayed_to)
+    with pytest.raises(StageOrderError, match="an earlier replay of run b"):
+        require_staged_by(lake, "b", just_replayed)
