@@ -11,7 +11,7 @@ from jobs.stages.staged import require_staged_by
 def run(context: RunContext) -> None:
     """The stage's entry (see jobs.stages.runner): a failed check of severity ``error`` stops the run."""
     interval = context.interval or replayed_interval(context.lake, context.run_id)
-    require_staged_by(context.lake, context.run_id, interval)
+    require_staged_by(context.lake.staging(), context.run_id, interval)
     context.audit = run_audit(
         context.lake, context.settings, interval.replayed_from, interval.replayed_to, context.run_id
     )

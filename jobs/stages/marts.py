@@ -64,7 +64,7 @@ def build_marts(lake: Lake, settings: Settings, run_id: str) -> ReplayInterval:
     interval = replayed_interval(lake, run_id)
     ranges = gold_ranges(interval, settings)
     staging = lake.staging()
-    staging_begins(lake)
+    staging_begins(staging)
     day_from, end = ranges[DUPLICATE_EXPOSURE]
 
     def lag_and_status() -> None:
@@ -79,7 +79,7 @@ def build_marts(lake: Lake, settings: Settings, run_id: str) -> ReplayInterval:
     side_by_side(
         lag_and_status, lambda: _throughput(lake, staging, settings, *ranges[CONSUME_THROUGHPUT]), exposure
     )
-    staged_by(lake, run_id, interval)
+    staged_by(staging, run_id, interval)
     return interval
 
 

@@ -22,8 +22,8 @@ def run(context: RunContext) -> None:
 def publish(lake: Lake, settings: Settings, run_id: str) -> dict[str, int]:
     """Replace each gold table's range with its staged rows; rows published per table."""
     interval = replayed_interval(lake, run_id)
-    require_staged_by(lake, run_id, interval)
     staging = lake.staging()
+    require_staged_by(staging, run_id, interval)
     ranges = gold_ranges(interval, settings)
     for spec in ranges:
         if not staging.exists(spec):

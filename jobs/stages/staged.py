@@ -24,21 +24,21 @@ from schemas.tables import STAGED_GOLD
 _ROW = "gold"
 
 
-def staging_begins(lake: Lake) -> None:
-    """The staged rows are about to be replaced: they are no run's until :func:`staged_by`."""
-    lake.staging().merge_rows(STAGED_GOLD, [(_ROW, None, None, datetime.now(UTC))])
+def staging_begins(staging: Lake) -> None:
+    """The staged rows (of the staging lake, ``Lake.staging``) are about to be replaced: they
+    are no run's until :func:`staged_by`."""
+    staging.merge_rows(STAGED_GOLD, [(_ROW, None, None, datetime.now(UTC))])
 
 
-def staged_by(lake: Lake, run_id: str, interval: ReplayInterval) -> None:
+def staged_by(staging: Lake, run_id: str, interval: ReplayInterval) -> None:
     """Every staged table now holds ``run_id``'s gold rows of its replay ``interval``."""
-    lake.staging().merge_rows(STAGED_GOLD, [(_ROW, run_id, interval.replayed_at, datetime.now(UTC))])
+    staging.merge_rows(STAGED_GOLD, [(_ROW, run_id, interval.replayed_at, datetime.now(UTC))])
 
 
-def require_staged_by(lake: Lake, run_id: str, interval: ReplayInterval) -> None:
+def require_staged_by(staging: Lake, run_id: str, interval: ReplayInterval) -> None:
     """A StageOrderError unless the staged gold rows are ``run_id``'s, of its replay ``interval``
     (its latest), naming what to run."""
-    staging = lake.staging()
-    rows = staging.read(STAGED_GOLD).collect() if staging.exists(STAGED_GOLD) else []
+    rows = staging.read(STAGED_GOLD).collect()
     staged = rows[0] if rows else None
     if staged is None or staged.run_id is None:
         found = "no gold rows a marts stage finished staging"
