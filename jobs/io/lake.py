@@ -86,6 +86,15 @@ class Lake:
             return self.spark.createDataFrame([], spec.schema)
         return rows_in_range(self._engine.read(self.path(spec), spec, start, end), spec, start, end)
 
+    def version(self, spec: TableSpec) -> int | None:
+        """The table's latest Delta version; None if absent."""
+        return self._engine.version(self.path(spec)) if self.exists(spec) else None
+
+    def read_version(self, spec: TableSpec, version: int) -> DataFrame:
+        """Rows of ``spec`` as of its Delta ``version`` (a version :meth:`version` gave); a
+        VersionUnavailable once that version's log or files are cleaned up (``maintain``)."""
+        return self._engine.read_version(self.path(spec), spec, version)
+
     def row_count(
         self, spec: TableSpec, *, start: datetime | None = None, end: datetime | None = None
     ) -> int:

@@ -35,7 +35,14 @@ def publish(lake: Lake, settings: Settings, run_id: str) -> dict[str, int]:
     side_by_side(*[partial(_publish_table, lake, staging, spec, *span) for spec, span in ranges.items()])
     published = {spec.path: staging.row_count(spec) for spec in ranges}
     # recorded last: a run stopped before this line is published again by the next run
-    row = (run_id, interval.replayed_from, interval.replayed_to, sum(published.values()), datetime.now(UTC))
+    row = (
+        run_id,
+        interval.replayed_from,
+        interval.replayed_to,
+        sum(published.values()),
+        datetime.now(UTC),
+        interval.replayed_at,
+    )
     lake.merge_rows(PUBLISH_RUNS, [row])
     return published
 

@@ -7,6 +7,8 @@ re-running an interval leaves the tables as they were.
 
 from __future__ import annotations
 
+import logging
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import partial
 
@@ -14,6 +16,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from jobs.io.engines import VersionUnavailable
 from jobs.io.lake import Lake
 from jobs.io.replay_writer import ReplayWriter
 from jobs.runtime.concurrent import side_by_side
@@ -55,42 +58,91 @@ from schemas.tables import (
     STORED_OFFSET_TIMELINE,
 )
 
+log = logging.getLogger(__name__)
+
 
 def run(context: RunContext) -> None:
     """The stage's entry (see jobs.stages.runner)."""
     context.interval = run_replay(context.lake, context.settings, context.start, context.end, context.run_id)
 
 
+# An ingest stamps a file's ingested_at moments before its row commits: a row stamped this long
+# before a replay began planning had committed by then, whatever two hosts' clocks differ by.
+COMMITTED_WITHIN = timedelta(days=1)
+
+
 def _ingest_bounds(lake: Lake) -> tuple[datetime | None, datetime | None]:
     """(earliest event of the ingested files that no published replay has seen, latest event
     ingested by any run).
 
-    A replay whose publish followed it saw every file ingested before it planned its interval,
-    by any run: it widened the interval for those that were late, and its marts and publish
-    covered the widened interval (jobs.stages.staged). A file ingested after the latest such
-    replay planned was seen by none, whichever run ingested it: a hand run that stopped before
-    its replay leaves its files to the next run, with any id. Files seen are not counted again,
-    or a run cleared and run again days later would replay through every checkpoint since
-    (jobs.stages.intervals.plan_interval). A replay recorded before ``planned_at`` was counts
-    from its ``finished_at``. (Each table keeps a run's latest row: a publish of an earlier
-    attempt says nothing of a replay since.)
+    A replay whose publish followed it saw every file ingested as of the version of
+    ops/ingest_runs it began planning from (``planned_version``), by any run: it widened the
+    interval for those that were late, and its marts and publish covered the widened interval
+    (jobs.stages.staged). A file not in that version was seen by none, whichever run ingested it:
+    a hand run that stopped before its replay leaves its files to the next run, with any id, and
+    so does an ingest that committed while a replay planned (a lake given as a URI, which no lock
+    keeps to one run at a time). Files seen are not counted again, or a run cleared and run again
+    days later would replay through every checkpoint since (jobs.stages.intervals.plan_interval).
 
-    The times compared are two processes' clocks, and an ingest stamps ``ingested_at`` before it
-    commits: on a local lake its lock keeps every ingest whole before or after a replay, but on
-    a lake given as a URI, which no lock keeps to one run at a time, a replay planned during
-    another run's ingest (or on a host whose clock is ahead) can take a file it never read for
-    seen."""
-    published = lake.read(PUBLISH_RUNS).select("run_id", "published_at")
-    replays = lake.read(REPLAY_RUNS).join(published, "run_id")
-    seen = replays.where(F.col("published_at") >= F.col("finished_at")).agg(
-        F.max(F.coalesce("planned_at", "finished_at")).alias("seen_until")
-    )
-    unseen = F.col("seen_until").isNull() | (F.col("ingested_at") > F.col("seen_until"))
-    runs = lake.read(INGEST_RUNS).where(F.col("status") == "ingested").crossJoin(F.broadcast(seen))
+    A publish names the replay it published (``replayed_at``), so no two hosts' clocks are
+    compared for it. Only rows stamped less than COMMITTED_WITHIN before that replay began are
+    looked up in its version. Rows written before these columns fall back to the times: a
+    publish at or after the replay's finish, files ingested before the replay's ``planned_at``
+    (else its ``finished_at``); and so does a version that maintenance has since cleaned up.
+    (Each table keeps a run's latest row: a publish of an earlier replay says nothing of a
+    replay since.)"""
+    seen = _seen_by_published_replays(lake)
+    runs = lake.read(INGEST_RUNS).where(F.col("status") == "ingested")
+    at_version = None
+    if seen.version is not None:
+        try:
+            at_version = lake.read_version(INGEST_RUNS, seen.version)
+        except VersionUnavailable as error:
+            log.warning("late files told by their ingest times: %s", error)
+    if at_version is not None:
+        recent = F.col("ingested_at") > F.lit(seen.version_planned_at - COMMITTED_WITHIN)
+        keys = at_version.where((F.col("status") == "ingested") & recent)
+        runs = runs.join(
+            keys.select(*INGEST_RUNS.keys, F.lit(True).alias("_seen")), list(INGEST_RUNS.keys), "left"
+        )
+        unseen = recent & F.col("_seen").isNull()
+    else:
+        unseen = F.lit(seen.until is None) | (F.col("ingested_at") > F.lit(seen.until))
     row = runs.agg(
         F.min(F.when(unseen, F.col("event_min_at"))).alias("late"), F.max("event_max_at").alias("latest")
     ).collect()[0]
     return from_collected(row.late), from_collected(row.latest)
+
+
+@dataclass(frozen=True)
+class _Seen:
+    """What the replays whose publish followed them saw: the latest version of ops/ingest_runs
+    one of them planned from, and when that one began; the latest time one began (or finished),
+    for rows recorded before versions were."""
+
+    version: int | None
+    version_planned_at: datetime | None
+    until: datetime | None
+
+
+def _seen_by_published_replays(lake: Lake) -> _Seen:
+    published = lake.read(PUBLISH_RUNS).select(
+        "run_id", "published_at", F.col("replayed_at").alias("_published_replay")
+    )
+    replays = lake.read(REPLAY_RUNS).join(published, "run_id")
+    followed = F.when(
+        F.col("_published_replay").isNotNull(), F.col("_published_replay") == F.col("finished_at")
+    ).otherwise(F.col("published_at") >= F.col("finished_at"))
+    row = (
+        replays.where(followed)
+        .agg(
+            F.max("planned_version").alias("version"),
+            F.max_by("planned_at", "planned_version").alias("version_planned_at"),
+            F.max(F.coalesce("planned_at", "finished_at")).alias("until"),
+        )
+        .collect()[0]
+    )
+    return _Seen(row.version, from_collected(row.version_planned_at), from_collected(row.until))
 
 
 def _evidence_files(lake: Lake, start: datetime, end: datetime) -> DataFrame:
@@ -153,6 +205,8 @@ def run_replay(
 ) -> ReplayInterval:
     """Replay the interval and write the silver tables and the next checkpoint."""
     planned_at = datetime.now(UTC)
+    # taken before the planning reads ops/ingest_runs: the files as of this version are those it sees
+    planned_version = lake.version(INGEST_RUNS)
     late, latest = _ingest_bounds(lake)
     interval = plan_interval(
         requested_from, requested_to, checkpoint_times(lake), published_until(lake), late, latest
@@ -213,7 +267,7 @@ def run_replay(
         for frame in result.shared:
             frame.unpersist()
     _prune_checkpoints(lake, settings.replay.checkpoints_kept)
-    _record(lake, run_id, interval, planned_at)
+    _record(lake, run_id, interval, planned_at, planned_version)
     return with_first_event(lake, interval)
 
 
@@ -248,7 +302,9 @@ def _prune_checkpoints(lake: Lake, kept: int) -> None:
         lake.replace_range(REPLAY_CHECKPOINTS, empty, EPOCH, times[-kept])
 
 
-def _record(lake: Lake, run_id: str, interval: ReplayInterval, planned_at: datetime) -> None:
+def _record(
+    lake: Lake, run_id: str, interval: ReplayInterval, planned_at: datetime, planned_version: int | None
+) -> None:
     start, end = interval.replayed_from, interval.replayed_to
     commits = lake.row_count(OFFSET_COMMITS_REPLAYED, start=start, end=end)
     regressions = lake.row_count(OFFSET_REGRESSIONS, start=start, end=end)
@@ -263,6 +319,7 @@ def _record(lake: Lake, run_id: str, interval: ReplayInterval, planned_at: datet
             regressions,
             datetime.now(UTC),
             planned_at,
+            planned_version,
         )
     ]
     lake.merge_rows(REPLAY_RUNS, row)

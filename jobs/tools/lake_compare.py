@@ -30,7 +30,9 @@ RUN_COLUMNS = frozenset(
         "rejected_at",
         "finished_at",
         "planned_at",
+        "planned_version",
         "published_at",
+        "replayed_at",
         "file_mtime_ns",
         "batch_id",
     }

@@ -88,9 +88,12 @@ REPLAY_RUNS = TableSpec(
         ("commits_replayed", LONG, False),
         ("regressions_found", LONG, False),
         ("finished_at", TIMESTAMP, False),
-        # when it read ops/ingest_runs to plan its interval: the files ingested before then are
-        # the ones it saw (jobs.stages.replay._ingest_bounds); null: recorded before this column
+        # when it began planning its interval (jobs.stages.replay._ingest_bounds); null: recorded
+        # before this column
         ("planned_at", TIMESTAMP, True),
+        # the Delta version of ops/ingest_runs when it began planning: the files ingested as of that
+        # version are the ones it saw; null: recorded before this column, or nothing ingested yet
+        ("planned_version", LONG, True),
     ),
 )
 
@@ -106,6 +109,9 @@ PUBLISH_RUNS = TableSpec(
         ("interval_end", TIMESTAMP, False),
         ("gold_rows", LONG, False),
         ("published_at", TIMESTAMP, False),
+        # the replay whose gold rows it published (its ops/replay_runs.finished_at); null: recorded
+        # before this column
+        ("replayed_at", TIMESTAMP, True),
     ),
 )
 

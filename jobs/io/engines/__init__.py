@@ -26,6 +26,15 @@ class DeltaEngine(Protocol):
 
     def row_count(self, path: str, spec: TableSpec, start: datetime | None, end: datetime | None) -> int: ...
 
+    def version(self, path: str) -> int:
+        """The table's latest Delta version."""
+        ...
+
+    def read_version(self, path: str, spec: TableSpec, version: int) -> DataFrame:
+        """The table's rows as of ``version`` (Delta time travel); VersionUnavailable when its log
+        or files are gone (cleaned up, vacuumed)."""
+        ...
+
     def stored_columns(self, path: str) -> list[str]:
         """The columns the table's Delta log declares (a table an earlier version wrote may differ)."""
         ...
@@ -75,6 +84,11 @@ class DeltaEngine(Protocol):
 
 class LakeError(RuntimeError):
     """The lake cannot be used as asked; the message says what to fix."""
+
+
+class VersionUnavailable(LakeError):
+    """A table's earlier version can no longer be read: its log entries were cleaned up, or its
+    files vacuumed."""
 
 
 # Delta's own default (delta.deletedFileRetentionDuration, the check VACUUM enforces): far longer

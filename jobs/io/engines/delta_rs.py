@@ -33,7 +33,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DateType, IntegerType, LongType, TimestampType
 
-from jobs.io.engines import LakeError, TableMaintenance, check_retention, rows_in_range
+from jobs.io.engines import LakeError, TableMaintenance, VersionUnavailable, check_retention, rows_in_range
 from schemas.instants import parse_utc, utc
 from schemas.tables import TableSpec
 
@@ -248,6 +248,21 @@ class DeltaRsEngine:
     def read(self, path: str, spec: TableSpec, start: datetime | None, end: datetime | None) -> DataFrame:
         table = DeltaTable(str(_local_path(path)))
         files = [f for f in self._active_files(table, spec) if self._overlaps(f, start, end)]
+        return self._read_files(path, spec, files)
+
+    def version(self, path: str) -> int:
+        return DeltaTable(str(_local_path(path))).version()
+
+    def read_version(self, path: str, spec: TableSpec, version: int) -> DataFrame:
+        local = _local_path(path)
+        try:
+            files = self._active_files(DeltaTable(str(local), version=version), spec)
+        except Exception as error:  # delta-rs raises its own errors for a version it cannot load
+            raise VersionUnavailable(f"{path} version {version}: {error}") from error
+        # Spark would find a vacuumed file missing only when it runs: look first (the lake is local)
+        gone = [f["path"] for f in files if not (local / unquote(f["path"])).is_file()]
+        if gone:
+            raise VersionUnavailable(f"{path} version {version}: {len(gone)} of its files vacuumed")
         return self._read_files(path, spec, files)
 
     # -- writing --------------------------------------------------------------------------

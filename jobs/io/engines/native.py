@@ -9,12 +9,18 @@ from deltalake import DeltaTable as RsTable
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from jobs.io.engines import LakeError, TableMaintenance, check_retention, rows_in_range
+from jobs.io.engines import LakeError, TableMaintenance, VersionUnavailable, check_retention, rows_in_range
 from schemas.tables import TableSpec
 
 
 def _literal(value: datetime) -> str:
     return f"TIMESTAMP '{value.isoformat(sep=' ')}'"
+
+
+def _with_missing_columns(df: DataFrame, spec: TableSpec) -> DataFrame:
+    """A column a table written by an earlier version lacks reads as null, as on the embedded lake."""
+    missing = {f.name: F.lit(None).cast(f.dataType) for f in spec.schema.fields if f.name not in df.columns}
+    return df.withColumns(missing) if missing else df
 
 
 def _no_worker_files(worker_files: str | None) -> None:
@@ -33,15 +39,22 @@ class NativeDeltaEngine:
 
     def read(self, path: str, spec: TableSpec, start: datetime | None, end: datetime | None) -> DataFrame:
         # Delta's own data skipping prunes files for the range filter the caller applies.
-        df = self.spark.read.format("delta").load(path)
-        # a column a table written by an earlier version lacks reads as null, as on the embedded lake
-        missing = {
-            f.name: F.lit(None).cast(f.dataType) for f in spec.schema.fields if f.name not in df.columns
-        }
-        return df.withColumns(missing) if missing else df
+        return _with_missing_columns(self.spark.read.format("delta").load(path), spec)
 
     def row_count(self, path: str, spec: TableSpec, start: datetime | None, end: datetime | None) -> int:
         return rows_in_range(self.spark.read.format("delta").load(path), spec, start, end).count()
+
+    def version(self, path: str) -> int:
+        from delta.tables import DeltaTable  # delta-spark is optional (the native-delta extra)
+
+        return DeltaTable.forPath(self.spark, path).history(1).select("version").first()[0]
+
+    def read_version(self, path: str, spec: TableSpec, version: int) -> DataFrame:
+        try:
+            df = self.spark.read.format("delta").option("versionAsOf", version).load(path)
+        except Exception as error:  # Delta's VersionNotFound, or a log cleaned up past the version
+            raise VersionUnavailable(f"{path} version {version}: {error}") from error
+        return _with_missing_columns(df, spec)
 
     def _writer(self, df: DataFrame, spec: TableSpec, mode: str):
         # columns a table written by an earlier version lacks join its schema

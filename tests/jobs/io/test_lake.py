@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, date, datetime
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -23,6 +24,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from jobs.io.engines import VersionUnavailable
 from jobs.io.lake import Lake, LakeError
 from schemas.tables import TableSpec
 
@@ -363,3 +365,29 @@ def test_a_table_an_earlier_version_described_gets_the_declared_keys_on_its_next
     lake.append(SPEC, frame(spark, [row("c", ts(21, 12), 3)]))
     # an up-to-date description costs no commit of its own
     assert DeltaTable(lake.path(SPEC)).version() == version + 1
+
+
+def test_an_earlier_version_reads_as_it_was_and_a_missing_one_is_a_clear_error(spark, lake):
+    assert lake.version(SPEC) is None
+    lake.append(SPEC, frame(spark, [row("a", ts(21, 10), 5)]))
+    first = lake.version(SPEC)
+    lake.merge_rows(SPEC, [row("a", ts(21, 10), 6), row("b", ts(21, 11), 7)])
+    assert lake.version(SPEC) > first
+
+    assert as_set(lake.read_version(SPEC, first)) == as_utc([row("a", ts(21, 10), 5)])
+    assert as_set(lake.read(SPEC)) == as_utc([row("a", ts(21, 10), 6), row("b", ts(21, 11), 7)])
+    with pytest.raises(VersionUnavailable, match="version 99"):
+        lake.read_version(SPEC, 99).collect()
+
+
+def test_a_version_whose_files_were_vacuumed_is_unavailable_before_spark_reads(spark, tmp_path):
+    lake = Lake(spark, tmp_path / "lake", engine="delta-rs")
+    lake.append(SPEC, frame(spark, [row("a", ts(21, 10), 5)]))
+    first = lake.version(SPEC)
+    lake.overwrite(SPEC, frame(spark, [row("b", ts(21, 11), 7)]))
+    for path in DeltaTable(lake.path(SPEC), version=first).file_uris():
+        Path(path.removeprefix("file://")).unlink()  # what a vacuum removes once the retention passed
+
+    with pytest.raises(VersionUnavailable, match="1 of its files vacuumed"):
+        lake.read_version(SPEC, first)
+    assert as_set(lake.read(SPEC)) == as_utc([row("b", ts(21, 11), 7)])

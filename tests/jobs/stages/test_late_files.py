@@ -29,54 +29,99 @@ def ingested(run_id: str, kind: str, events: tuple[datetime, datetime], when: da
     )  # fmt: skip
 
 
-def replayed(run_id: str, planned: datetime, finished: datetime | None = None) -> tuple:
+def replayed(
+    run_id: str, planned: datetime, finished: datetime | None = None, version: int | None = None
+) -> tuple:
     return _row(REPLAY_RUNS, run_id=run_id, replayed_from=at(0), replayed_to=at(1), commits_replayed=0,
-                regressions_found=0, finished_at=finished or planned, planned_at=planned)  # fmt: skip
+                regressions_found=0, finished_at=finished or planned, planned_at=planned,
+                planned_version=version)  # fmt: skip
 
 
-def published(run_id: str, when: datetime) -> tuple:
+def published(run_id: str, when: datetime, replay: datetime | None = None) -> tuple:
+    """A publish of ``run_id``'s replay that finished at ``replay`` (None: a row recorded before
+    publishes named their replay)."""
     return _row(
-        PUBLISH_RUNS, run_id=run_id, interval_start=at(0), interval_end=at(1), gold_rows=0, published_at=when
-    )
+        PUBLISH_RUNS, run_id=run_id, interval_start=at(0), interval_end=at(1), gold_rows=0, published_at=when,
+        replayed_at=replay,
+    )  # fmt: skip
+
+
+def ingest(lake: Lake, *rows: tuple) -> int:
+    """Commit ``rows`` to ops/ingest_runs; the table's version after it."""
+    lake.append(INGEST_RUNS, lake.spark.createDataFrame(list(rows), INGEST_RUNS.schema))
+    return lake.version(INGEST_RUNS)
 
 
 def test_a_replay_counts_the_files_that_no_published_replay_saw_whichever_run_ingested_them(spark, tmp_path):
     lake = Lake(spark, tmp_path / "lake", engine="delta-rs")
-    lake.append(INGEST_RUNS, spark.createDataFrame([
-        # run "10h" ingested, replayed and published
-        ingested("10h", "commits", (at(10), at(11)), at(11, 5)),
-        # a hand run ingested a late file and stopped before its replay
+    # run "10h" ingested, replayed and published
+    seen = ingest(lake, ingested("10h", "commits", (at(10), at(11)), at(11, 5)))
+    lake.merge_rows(REPLAY_RUNS, [replayed("10h", at(11, 6), version=seen)])
+    lake.merge_rows(PUBLISH_RUNS, [published("10h", at(11, 7), replay=at(11, 6))])
+    # a hand run ingested a late file and stopped before its replay; run "11h" ingested its hour
+    seen = ingest(
+        lake,
         ingested("hand", "commits", (at(9, 30), at(9, 45)), at(11, 30)),
-        # run "11h" ingested its hour
         ingested("11h", "commits", (at(11), at(12)), at(12, 5)),
-    ], INGEST_RUNS.schema))  # fmt: skip
-    lake.append(REPLAY_RUNS, spark.createDataFrame([replayed("10h", at(11, 6))], REPLAY_RUNS.schema))
-    lake.append(PUBLISH_RUNS, spark.createDataFrame([published("10h", at(11, 7))], PUBLISH_RUNS.schema))
+    )
 
     # the hand run's file is counted by the next replay, whichever run it is
     assert _ingest_bounds(lake) == (at(9, 30), at(12))
 
     # "11h" replays; until its publish follows, every replay counts those files again
-    lake.merge_rows(REPLAY_RUNS, [replayed("11h", at(12, 6))])
+    lake.merge_rows(REPLAY_RUNS, [replayed("11h", at(12, 6), version=seen)])
     assert _ingest_bounds(lake) == (at(9, 30), at(12))
-    lake.merge_rows(PUBLISH_RUNS, [published("11h", at(12, 7))])
+    lake.merge_rows(PUBLISH_RUNS, [published("11h", at(12, 7), replay=at(12, 6))])
     assert _ingest_bounds(lake) == (None, at(12))
 
     # "11h" cleared and run again lands one more file: counted; it replays again (widened by that
     # file) and its publish fails: the publish on record is of the replay before, so the file is
-    # counted until a publish follows a replay after it
-    lake.append(INGEST_RUNS, spark.createDataFrame([ingested("11h", "progress", (at(8), at(8)), at(13))],
-                                                   INGEST_RUNS.schema))  # fmt: skip
+    # counted until a publish of a replay after it
+    seen = ingest(lake, ingested("11h", "progress", (at(8), at(8)), at(13)))
     assert _ingest_bounds(lake) == (at(8), at(12))
-    lake.merge_rows(REPLAY_RUNS, [replayed("11h", at(13, 10))])
+    lake.merge_rows(REPLAY_RUNS, [replayed("11h", at(13, 10), version=seen)])
     assert _ingest_bounds(lake) == (at(8), at(12))
-    lake.merge_rows(PUBLISH_RUNS, [published("11h", at(13, 12))])
+    lake.merge_rows(PUBLISH_RUNS, [published("11h", at(13, 12), replay=at(13, 10))])
     assert _ingest_bounds(lake) == (None, at(12))
 
 
-def test_a_file_ingested_after_a_replay_planned_is_counted_though_that_replay_was_published(spark, tmp_path):
-    """Run "b" lands a file while run "a" replays (a lake no lock keeps to one run at a time), and
-    another between "a"'s replay and its publish: "a" planned before either, so neither is seen."""
+def test_a_file_committed_after_a_replay_began_planning_is_counted_whatever_its_ingest_time(spark, tmp_path):
+    """Run "b" stamps its file's row before run "a"'s replay begins planning, and commits it after "a"
+    read the version (a lake given as a URI, which no lock keeps to one run at a time; or a host
+    whose clock is ahead): the times say "a" saw it, the version says it did not."""
+    lake = Lake(spark, tmp_path / "lake", engine="delta-rs")
+    seen = ingest(lake, ingested("a", "commits", (at(10), at(11)), at(11, 4)))
+    ingest(lake, ingested("b", "commits", (at(9), at(9, 30)), at(11, 5)))
+    lake.merge_rows(REPLAY_RUNS, [replayed("a", at(11, 6), at(11, 8), version=seen)])
+    lake.merge_rows(PUBLISH_RUNS, [published("a", at(11, 9), replay=at(11, 8))])
+    assert _ingest_bounds(lake) == (at(9), at(11))
+
+
+def test_a_publish_names_its_replay_whatever_its_host_clock_says(spark, tmp_path):
+    """Run "c"'s publish ran on a host whose clock is behind its replay's: it still follows it."""
+    lake = Lake(spark, tmp_path / "lake", engine="delta-rs")
+    seen = ingest(lake, ingested("c", "commits", (at(10), at(11)), at(11, 4)))
+    lake.merge_rows(REPLAY_RUNS, [replayed("c", at(11, 20), at(11, 21), version=seen)])
+    lake.merge_rows(PUBLISH_RUNS, [published("c", at(11, 19), replay=at(11, 21))])
+    assert _ingest_bounds(lake) == (None, at(11))
+
+
+def test_a_version_cleaned_up_since_falls_back_to_the_ingest_times(spark, tmp_path, caplog):
+    lake = Lake(spark, tmp_path / "lake", engine="delta-rs")
+    ingest(
+        lake,
+        ingested("a", "commits", (at(10), at(11)), at(11, 4)),
+        ingested("b", "commits", (at(9), at(9)), at(11, 7)),
+    )
+    lake.merge_rows(REPLAY_RUNS, [replayed("a", at(11, 6), version=99)])  # a version no longer in the log
+    lake.merge_rows(PUBLISH_RUNS, [published("a", at(11, 8), replay=at(11, 6))])
+    assert _ingest_bounds(lake) == (at(9), at(11))
+    assert "late files told by their ingest times" in caplog.text
+
+
+def test_rows_recorded_before_versions_and_named_replays_are_told_by_their_times(spark, tmp_path):
+    """As an earlier version recorded them: run "b" lands a file while run "a" replays, and another
+    between "a"'s replay and its publish; "a" began planning before either, so neither is seen."""
     lake = Lake(spark, tmp_path / "lake", engine="delta-rs")
     lake.append(INGEST_RUNS, spark.createDataFrame([
         ingested("a", "commits", (at(10), at(11)), at(11, 5)),
@@ -93,23 +138,35 @@ def test_a_file_ingested_after_a_replay_planned_is_counted_though_that_replay_wa
     assert _ingest_bounds(lake) == (None, at(11))
 
 
-def test_a_replay_recorded_before_its_planning_time_was_counts_from_its_finish(spark, tmp_path):
-    """ops/replay_runs as an earlier version wrote it, without ``planned_at``: read, and merged into."""
-    earlier = TableSpec(
-        layer=REPLAY_RUNS.layer, name=REPLAY_RUNS.name, grain=REPLAY_RUNS.grain, keys=REPLAY_RUNS.keys,
-        schema=StructType([f for f in REPLAY_RUNS.schema.fields if f.name != "planned_at"]),
+def earlier(spec: TableSpec, *without: str) -> TableSpec:
+    """``spec`` as an earlier version declared it, without the columns ``without``."""
+    return TableSpec(
+        layer=spec.layer, name=spec.name, grain=spec.grain, keys=spec.keys,
+        schema=StructType([f for f in spec.schema.fields if f.name not in without]),
     )  # fmt: skip
+
+
+def test_a_replay_recorded_before_its_planning_time_was_counts_from_its_finish(spark, tmp_path):
+    """ops/replay_runs and ops/publish_runs as an earlier version wrote them, without ``planned_at``,
+    ``planned_version`` and ``replayed_at``: read, and merged into."""
+    replays, publishes = (
+        earlier(REPLAY_RUNS, "planned_at", "planned_version"),
+        earlier(PUBLISH_RUNS, "replayed_at"),
+    )
     lake = Lake(spark, tmp_path / "lake", engine="delta-rs")
-    lake.append(INGEST_RUNS, spark.createDataFrame([ingested("a", "commits", (at(10), at(11)), at(11, 5))],
-                                                   INGEST_RUNS.schema))  # fmt: skip
-    lake.append(earlier, spark.createDataFrame([replayed("a", at(11, 6))[:-1]], earlier.schema))
-    lake.append(PUBLISH_RUNS, spark.createDataFrame([published("a", at(11, 7))], PUBLISH_RUNS.schema))
-    assert "planned_at" not in lake.stored_columns(REPLAY_RUNS)
+    ingest(lake, ingested("a", "commits", (at(10), at(11)), at(11, 5)))
+    lake.append(replays, spark.createDataFrame([replayed("a", at(11, 6))[:-2]], replays.schema))
+    lake.append(publishes, spark.createDataFrame([published("a", at(11, 7))[:-1]], publishes.schema))
+    assert "planned_version" not in lake.stored_columns(REPLAY_RUNS)
+    assert "replayed_at" not in lake.stored_columns(PUBLISH_RUNS)
     assert _ingest_bounds(lake) == (None, at(11))
 
-    # a replay of this version adds the column: the earlier row keeps counting from its finish
-    lake.append(INGEST_RUNS, spark.createDataFrame([ingested("b", "commits", (at(9), at(9)), at(11, 10))],
-                                                   INGEST_RUNS.schema))  # fmt: skip
+    # a replay of this version adds the columns: the earlier row keeps counting from its finish
+    seen = ingest(lake, ingested("b", "commits", (at(9), at(9)), at(11, 10)))
     lake.merge_rows(REPLAY_RUNS, [replayed("b", at(11, 9), at(11, 12))])
     lake.merge_rows(PUBLISH_RUNS, [published("b", at(11, 13))])
     assert _ingest_bounds(lake) == (at(9), at(11))
+    # and once a replay that records its version is published, that version tells
+    lake.merge_rows(REPLAY_RUNS, [replayed("c", at(11, 20), version=seen)])
+    lake.merge_rows(PUBLISH_RUNS, [published("c", at(11, 21), replay=at(11, 20))])
+    assert _ingest_bounds(lake) == (None, at(11))
