@@ -8,8 +8,9 @@ is half-way through writing. The second refuses at once with :class:`LakeBusyErr
 The lock is the operating system's (``flock`` on ``<lake>/_offsetlake.lock``): it belongs to
 the process that holds it and is released when that process ends, however it ends, so a run
 killed with ``kill -9`` leaves no lock behind. The file keeps the holder's description for the
-next run's message. A lake given as a URI (object storage) is not locked here: there Delta's
-own optimistic commits are what protects the tables (see the README's cluster section).
+next run's message. A lake given as a URI (object storage) is not locked here: there each write
+is an atomic Delta commit that fails when a concurrent one conflicts with it, and the runs'
+records tell interleaved stages apart (jobs.stages.replay._ingest_bounds, jobs.stages.staged).
 """
 
 from __future__ import annotations

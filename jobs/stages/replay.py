@@ -67,8 +67,11 @@ def run(context: RunContext) -> None:
 
 
 # An ingest stamps a file's ingested_at moments before its row commits: a row stamped this long
-# before a replay began planning had committed by then, whatever two hosts' clocks differ by.
+# before a replay began planning had committed by then, unless an ingest's host clock was behind
+# the replay's by about as much. Only later rows are looked up in the version the replay read.
 COMMITTED_WITHIN = timedelta(days=1)
+# planned_version of a replay that began planning before ops/ingest_runs existed: it saw no file
+NO_VERSION = -1
 
 
 def _ingest_bounds(lake: Lake) -> tuple[datetime | None, datetime | None]:
@@ -85,33 +88,41 @@ def _ingest_bounds(lake: Lake) -> tuple[datetime | None, datetime | None]:
     days later would replay through every checkpoint since (jobs.stages.intervals.plan_interval).
 
     A publish names the replay it published (``replayed_at``), so no two hosts' clocks are
-    compared for it. Only rows stamped less than COMMITTED_WITHIN before that replay began are
-    looked up in its version. Rows written before these columns fall back to the times: a
-    publish at or after the replay's finish, files ingested before the replay's ``planned_at``
-    (else its ``finished_at``); and so does a version that maintenance has since cleaned up.
-    (Each table keeps a run's latest row: a publish of an earlier replay says nothing of a
-    replay since.)"""
+    compared for it. Rows stamped more than COMMITTED_WITHIN before that replay began count as
+    seen; only the later ones are looked up in its version. When maintenance has cleaned that
+    version up, every later one counts as unseen (a wider replay, nothing lost). Rows written
+    before these columns fall back to the times: a publish at or after the replay's finish,
+    files ingested before the replay's ``planned_at`` (else its ``finished_at``). (Each table
+    keeps a run's latest row: a publish of an earlier replay says nothing of a replay since.)"""
     seen = _seen_by_published_replays(lake)
     runs = lake.read(INGEST_RUNS).where(F.col("status") == "ingested")
-    at_version = None
-    if seen.version is not None:
-        try:
-            at_version = lake.read_version(INGEST_RUNS, seen.version)
-        except VersionUnavailable as error:
-            log.warning("late files told by their ingest times: %s", error)
-    if at_version is not None:
-        recent = F.col("ingested_at") > F.lit(seen.version_planned_at - COMMITTED_WITHIN)
-        keys = at_version.where((F.col("status") == "ingested") & recent)
-        runs = runs.join(
-            keys.select(*INGEST_RUNS.keys, F.lit(True).alias("_seen")), list(INGEST_RUNS.keys), "left"
-        )
-        unseen = recent & F.col("_seen").isNull()
-    else:
+    if seen.version is None:
         unseen = F.lit(seen.until is None) | (F.col("ingested_at") > F.lit(seen.until))
+    else:
+        recent = F.col("ingested_at") > F.lit(seen.version_planned_at - COMMITTED_WITHIN)
+        unseen = recent
+        if (as_of := _ingest_runs_as_of(lake, seen.version)) is not None:
+            keys = as_of.where((F.col("status") == "ingested") & recent)
+            runs = runs.join(
+                keys.select(*INGEST_RUNS.keys, F.lit(True).alias("_seen")), list(INGEST_RUNS.keys), "left"
+            )
+            unseen = recent & F.col("_seen").isNull()
     row = runs.agg(
         F.min(F.when(unseen, F.col("event_min_at"))).alias("late"), F.max("event_max_at").alias("latest")
     ).collect()[0]
     return from_collected(row.late), from_collected(row.latest)
+
+
+def _ingest_runs_as_of(lake: Lake, version: int) -> DataFrame | None:
+    """ops/ingest_runs as of ``version``; None when a replay planned before the table existed, or
+    when maintenance has cleaned that version up (then every recent file counts: see _ingest_bounds)."""
+    if version == NO_VERSION:
+        return None
+    try:
+        return lake.read_version(INGEST_RUNS, version)
+    except VersionUnavailable as error:
+        log.warning("every file ingested since a day before the last published replay counts: %s", error)
+        return None
 
 
 @dataclass(frozen=True)
@@ -133,16 +144,16 @@ def _seen_by_published_replays(lake: Lake) -> _Seen:
     followed = F.when(
         F.col("_published_replay").isNotNull(), F.col("_published_replay") == F.col("finished_at")
     ).otherwise(F.col("published_at") >= F.col("finished_at"))
+    # of the replays that planned from the latest version, the last to begin
+    latest = F.when(F.col("planned_version").isNotNull(), F.struct("planned_version", "planned_at"))
     row = (
         replays.where(followed)
-        .agg(
-            F.max("planned_version").alias("version"),
-            F.max_by("planned_at", "planned_version").alias("version_planned_at"),
-            F.max(F.coalesce("planned_at", "finished_at")).alias("until"),
-        )
+        .agg(F.max(latest).alias("latest"), F.max(F.coalesce("planned_at", "finished_at")).alias("until"))
         .collect()[0]
     )
-    return _Seen(row.version, from_collected(row.version_planned_at), from_collected(row.until))
+    if row.latest is None:
+        return _Seen(None, None, from_collected(row.until))
+    return _Seen(row.latest.planned_version, from_collected(row.latest.planned_at), from_collected(row.until))
 
 
 def _evidence_files(lake: Lake, start: datetime, end: datetime) -> DataFrame:
@@ -207,6 +218,7 @@ def run_replay(
     planned_at = datetime.now(UTC)
     # taken before the planning reads ops/ingest_runs: the files as of this version are those it sees
     planned_version = lake.version(INGEST_RUNS)
+    planned_version = NO_VERSION if planned_version is None else planned_version
     late, latest = _ingest_bounds(lake)
     interval = plan_interval(
         requested_from, requested_to, checkpoint_times(lake), published_until(lake), late, latest
@@ -303,7 +315,7 @@ def _prune_checkpoints(lake: Lake, kept: int) -> None:
 
 
 def _record(
-    lake: Lake, run_id: str, interval: ReplayInterval, planned_at: datetime, planned_version: int | None
+    lake: Lake, run_id: str, interval: ReplayInterval, planned_at: datetime, planned_version: int
 ) -> None:
     start, end = interval.replayed_from, interval.replayed_to
     commits = lake.row_count(OFFSET_COMMITS_REPLAYED, start=start, end=end)

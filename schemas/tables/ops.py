@@ -92,7 +92,7 @@ REPLAY_RUNS = TableSpec(
         # before this column
         ("planned_at", TIMESTAMP, True),
         # the Delta version of ops/ingest_runs when it began planning: the files ingested as of that
-        # version are the ones it saw; null: recorded before this column, or nothing ingested yet
+        # version are the ones it saw; -1: the table did not exist yet; null: recorded before this column
         ("planned_version", LONG, True),
     ),
 )

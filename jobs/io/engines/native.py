@@ -54,6 +54,12 @@ class NativeDeltaEngine:
             df = self.spark.read.format("delta").option("versionAsOf", version).load(path)
         except Exception as error:  # Delta's VersionNotFound, or a log cleaned up past the version
             raise VersionUnavailable(f"{path} version {version}: {error}") from error
+        # Spark would find a vacuumed file missing only when it runs: look first
+        jvm, conf = self.spark._jvm, self.spark._jsc.hadoopConfiguration()
+        paths = [jvm.org.apache.hadoop.fs.Path(uri) for uri in df.inputFiles()]
+        gone = [p for p in paths if not p.getFileSystem(conf).exists(p)]
+        if gone:
+            raise VersionUnavailable(f"{path} version {version}: {len(gone)} of its files vacuumed")
         return _with_missing_columns(df, spec)
 
     def _writer(self, df: DataFrame, spec: TableSpec, mode: str):

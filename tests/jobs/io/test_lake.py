@@ -380,8 +380,7 @@ def test_an_earlier_version_reads_as_it_was_and_a_missing_one_is_a_clear_error(s
         lake.read_version(SPEC, 99).collect()
 
 
-def test_a_version_whose_files_were_vacuumed_is_unavailable_before_spark_reads(spark, tmp_path):
-    lake = Lake(spark, tmp_path / "lake", engine="delta-rs")
+def test_a_version_whose_files_were_vacuumed_is_unavailable_before_spark_reads(spark, lake):
     lake.append(SPEC, frame(spark, [row("a", ts(21, 10), 5)]))
     first = lake.version(SPEC)
     lake.overwrite(SPEC, frame(spark, [row("b", ts(21, 11), 7)]))

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
+from deltalake import DeltaTable
 from pyspark.sql.types import StructType
 
+from jobs.io.engines import MIN_RETENTION
 from jobs.io.lake import Lake
-from jobs.stages.replay import _ingest_bounds
+from jobs.stages.replay import NO_VERSION, _ingest_bounds
 from schemas.tables import INGEST_RUNS, PUBLISH_RUNS, REPLAY_RUNS, TableSpec
 
 
@@ -106,36 +109,30 @@ def test_a_publish_names_its_replay_whatever_its_host_clock_says(spark, tmp_path
     assert _ingest_bounds(lake) == (None, at(11))
 
 
-def test_a_version_cleaned_up_since_falls_back_to_the_ingest_times(spark, tmp_path, caplog):
+def test_a_version_maintenance_cleaned_up_counts_every_file_of_the_day_before_it(spark, tmp_path, caplog):
+    """The last published replay planned from a version whose files a vacuum has since removed:
+    every file stamped from a day before that replay on counts again (one wider replay), none is
+    taken for seen."""
     lake = Lake(spark, tmp_path / "lake", engine="delta-rs")
-    ingest(
-        lake,
-        ingested("a", "commits", (at(10), at(11)), at(11, 4)),
-        ingested("b", "commits", (at(9), at(9)), at(11, 7)),
-    )
-    lake.merge_rows(REPLAY_RUNS, [replayed("a", at(11, 6), version=99)])  # a version no longer in the log
+    seen = ingest(lake, ingested("a", "commits", (at(7), at(11)), at(11, 4)))
+    lake.merge_rows(REPLAY_RUNS, [replayed("a", at(11, 6), version=seen)])
     lake.merge_rows(PUBLISH_RUNS, [published("a", at(11, 8), replay=at(11, 6))])
+    ingest(lake, ingested("b", "commits", (at(9), at(9)), at(11, 7)))
     assert _ingest_bounds(lake) == (at(9), at(11))
-    assert "late files told by their ingest times" in caplog.text
+
+    lake.maintain(INGEST_RUNS, retention=MIN_RETENTION)  # compacts: the version's file is removed
+    for uri in DeltaTable(lake.path(INGEST_RUNS), version=seen).file_uris():
+        Path(uri.removeprefix("file://")).unlink()  # as a vacuum does once the retention has passed
+    assert _ingest_bounds(lake) == (at(7), at(11))
+    assert "every file ingested since a day before the last published replay counts" in caplog.text
 
 
-def test_rows_recorded_before_versions_and_named_replays_are_told_by_their_times(spark, tmp_path):
-    """As an earlier version recorded them: run "b" lands a file while run "a" replays, and another
-    between "a"'s replay and its publish; "a" began planning before either, so neither is seen."""
+def test_a_replay_that_planned_before_any_ingest_saw_no_file(spark, tmp_path):
     lake = Lake(spark, tmp_path / "lake", engine="delta-rs")
-    lake.append(INGEST_RUNS, spark.createDataFrame([
-        ingested("a", "commits", (at(10), at(11)), at(11, 5)),
-        ingested("b", "commits", (at(9), at(9, 30)), at(11, 7)),
-    ], INGEST_RUNS.schema))  # fmt: skip
-    lake.append(REPLAY_RUNS, spark.createDataFrame([replayed("a", at(11, 6), at(11, 8))], REPLAY_RUNS.schema))
-    lake.append(INGEST_RUNS, spark.createDataFrame([ingested("b", "progress", (at(8), at(8)), at(11, 9))],
-                                                   INGEST_RUNS.schema))  # fmt: skip
-    lake.append(PUBLISH_RUNS, spark.createDataFrame([published("a", at(11, 10))], PUBLISH_RUNS.schema))
-
-    assert _ingest_bounds(lake) == (at(8), at(11))
-    lake.merge_rows(REPLAY_RUNS, [replayed("c", at(11, 20), at(11, 21))])
-    lake.merge_rows(PUBLISH_RUNS, [published("c", at(11, 22))])
-    assert _ingest_bounds(lake) == (None, at(11))
+    lake.merge_rows(REPLAY_RUNS, [replayed("a", at(11, 6), version=NO_VERSION)])
+    lake.merge_rows(PUBLISH_RUNS, [published("a", at(11, 8), replay=at(11, 6))])
+    ingest(lake, ingested("b", "commits", (at(9), at(9)), at(11, 5)))  # committed after "a" planned
+    assert _ingest_bounds(lake) == (at(9), at(9))
 
 
 def earlier(spec: TableSpec, *without: str) -> TableSpec:

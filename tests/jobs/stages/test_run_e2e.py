@@ -14,6 +14,7 @@ from pyspark.sql import functions as F
 from jobs.io.lake import Lake
 from jobs.io.worker_files import FILE_METADATA_KEY
 from jobs.stages.context import StageOrderError
+from jobs.stages.replay import _ingest_bounds
 from jobs.stages.runner import run_stages
 from jobs.tools.demo import regression_of
 from jobs.tools.simulator import simulate
@@ -25,8 +26,10 @@ from schemas.tables import (
     INGEST_RUNS,
     OFFSET_COMMITS,
     OFFSET_REGRESSIONS,
+    PUBLISH_RUNS,
     REJECTED_INPUTS,
     REPLAY_CHECKPOINTS,
+    REPLAY_RUNS,
     SILVER_TABLES,
     TableSpec,
 )
@@ -109,6 +112,15 @@ def test_bronze_holds_every_commit_event_and_nothing_is_quarantined(one_run, lan
     logged = one_run.read(OFFSET_COMMITS).where("evidence = 'commit_log'").count()
     assert logged == manifest.commit_events
     assert one_run.read(REJECTED_INPUTS).collect() == []
+
+
+def test_a_run_records_the_ingest_version_its_replay_planned_from_and_the_replay_it_published(one_run):
+    """What the next run's late files are told by (jobs.stages.replay._ingest_bounds)."""
+    (replay,) = one_run.read(REPLAY_RUNS).collect()
+    (published,) = one_run.read(PUBLISH_RUNS).collect()
+    assert replay.planned_version == one_run.version(INGEST_RUNS)  # nothing was ingested after it
+    assert published.replayed_at == replay.finished_at
+    assert _ingest_bounds(one_run)[0] is None  # the run's files are seen: nothing is late
 
 
 def test_two_runs_give_the_tables_of_one_run(spark, landing, one_run, tmp_path):
