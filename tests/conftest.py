@@ -54,11 +54,13 @@ def spark(tmp_path_factory):
     # (_release_frames) scans only the objects made since
     gc.collect()
     gc.freeze()
-    yield session
-    session.stop()
-    # what was frozen is collected at exit again: DuckDB's bindings report the objects of theirs left
-    # uncollected then as leaks, a screenful at the end of the suite
-    gc.unfreeze()
+    try:
+        yield session
+        session.stop()
+    finally:
+        # what was frozen is collected at exit again: DuckDB's bindings report the objects of theirs
+        # left uncollected then as leaks, a screenful at the end of the suite
+        gc.unfreeze()
 
 
 @pytest.fixture(autouse=True)

@@ -98,6 +98,8 @@ def _ingest_bounds(lake: Lake) -> tuple[datetime | None, datetime | None]:
     runs = lake.read(INGEST_RUNS).where(F.col("status") == "ingested")
     if seen.version is None:
         unseen = F.lit(seen.until is None) | (F.col("ingested_at") > F.lit(seen.until))
+    elif seen.version == NO_VERSION:
+        unseen = F.lit(True)
     else:
         recent = F.col("ingested_at") > F.lit(seen.version_planned_at - COMMITTED_WITHIN)
         unseen = recent
@@ -114,10 +116,8 @@ def _ingest_bounds(lake: Lake) -> tuple[datetime | None, datetime | None]:
 
 
 def _ingest_runs_as_of(lake: Lake, version: int) -> DataFrame | None:
-    """ops/ingest_runs as of ``version``; None when a replay planned before the table existed, or
-    when maintenance has cleaned that version up (then every recent file counts: see _ingest_bounds)."""
-    if version == NO_VERSION:
-        return None
+    """ops/ingest_runs as of ``version``; None when maintenance has cleaned that version up (then
+    every recent file counts: see _ingest_bounds)."""
     try:
         return lake.read_version(INGEST_RUNS, version)
     except VersionUnavailable as error:
@@ -144,7 +144,8 @@ def _seen_by_published_replays(lake: Lake) -> _Seen:
     followed = F.when(
         F.col("_published_replay").isNotNull(), F.col("_published_replay") == F.col("finished_at")
     ).otherwise(F.col("published_at") >= F.col("finished_at"))
-    # of the replays that planned from the latest version, the last to begin
+    # of the replays that planned from the latest version, the last to begin: that version was still
+    # the latest when it began, so its cut-off (COMMITTED_WITHIN before it) is the latest one that holds
     latest = F.when(F.col("planned_version").isNotNull(), F.struct("planned_version", "planned_at"))
     row = (
         replays.where(followed)
@@ -216,9 +217,8 @@ def run_replay(
 ) -> ReplayInterval:
     """Replay the interval and write the silver tables and the next checkpoint."""
     planned_at = datetime.now(UTC)
-    # taken before the planning reads ops/ingest_runs: the files as of this version are those it sees
+    # taken before the planning reads ops/ingest_runs: it sees at least the files as of this version
     planned_version = lake.version(INGEST_RUNS)
-    planned_version = NO_VERSION if planned_version is None else planned_version
     late, latest = _ingest_bounds(lake)
     interval = plan_interval(
         requested_from, requested_to, checkpoint_times(lake), published_until(lake), late, latest
@@ -279,7 +279,7 @@ def run_replay(
         for frame in result.shared:
             frame.unpersist()
     _prune_checkpoints(lake, settings.replay.checkpoints_kept)
-    _record(lake, run_id, interval, planned_at, planned_version)
+    _record(lake, run_id, interval, planned_at, NO_VERSION if planned_version is None else planned_version)
     return with_first_event(lake, interval)
 
 

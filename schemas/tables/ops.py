@@ -91,8 +91,8 @@ REPLAY_RUNS = TableSpec(
         # when it began planning its interval (jobs.stages.replay._ingest_bounds); null: recorded
         # before this column
         ("planned_at", TIMESTAMP, True),
-        # the Delta version of ops/ingest_runs when it began planning: the files ingested as of that
-        # version are the ones it saw; -1: the table did not exist yet; null: recorded before this column
+        # the Delta version of ops/ingest_runs when it began planning: it saw at least the files
+        # ingested as of that version; -1: the table did not exist yet; null: recorded before this column
         ("planned_version", LONG, True),
     ),
 )

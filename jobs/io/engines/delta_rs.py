@@ -262,7 +262,9 @@ class DeltaRsEngine:
         # Spark would find a vacuumed file missing only when it runs: look first (the lake is local)
         gone = [f["path"] for f in files if not (local / unquote(f["path"])).is_file()]
         if gone:
-            raise VersionUnavailable(f"{path} version {version}: {len(gone)} of its files vacuumed")
+            raise VersionUnavailable(
+                f"{path} version {version}: {len(gone)} of its files vacuumed ({gone[0]}, ...)"
+            )
         return self._read_files(path, spec, files)
 
     # -- writing --------------------------------------------------------------------------

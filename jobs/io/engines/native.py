@@ -57,9 +57,11 @@ class NativeDeltaEngine:
         # Spark would find a vacuumed file missing only when it runs: look first
         jvm, conf = self.spark._jvm, self.spark._jsc.hadoopConfiguration()
         paths = [jvm.org.apache.hadoop.fs.Path(uri) for uri in df.inputFiles()]
-        gone = [p for p in paths if not p.getFileSystem(conf).exists(p)]
+        gone = [p.toString() for p in paths if not p.getFileSystem(conf).exists(p)]
         if gone:
-            raise VersionUnavailable(f"{path} version {version}: {len(gone)} of its files vacuumed")
+            raise VersionUnavailable(
+                f"{path} version {version}: {len(gone)} of its files vacuumed ({gone[0]}, ...)"
+            )
         return _with_missing_columns(df, spec)
 
     def _writer(self, df: DataFrame, spec: TableSpec, mode: str):

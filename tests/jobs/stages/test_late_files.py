@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from deltalake import DeltaTable
@@ -10,7 +10,7 @@ from pyspark.sql.types import StructType
 
 from jobs.io.engines import MIN_RETENTION
 from jobs.io.lake import Lake
-from jobs.stages.replay import NO_VERSION, _ingest_bounds
+from jobs.stages.replay import COMMITTED_WITHIN, NO_VERSION, _ingest_bounds
 from schemas.tables import INGEST_RUNS, PUBLISH_RUNS, REPLAY_RUNS, TableSpec
 
 
@@ -55,8 +55,8 @@ def ingest(lake: Lake, *rows: tuple) -> int:
     return lake.version(INGEST_RUNS)
 
 
-def test_a_replay_counts_the_files_that_no_published_replay_saw_whichever_run_ingested_them(spark, tmp_path):
-    lake = Lake(spark, tmp_path / "lake", engine="delta-rs")
+def test_a_replay_counts_the_files_that_no_published_replay_saw_whichever_run_ingested_them(engine_lake):
+    lake = engine_lake
     # run "10h" ingested, replayed and published
     seen = ingest(lake, ingested("10h", "commits", (at(10), at(11)), at(11, 5)))
     lake.merge_rows(REPLAY_RUNS, [replayed("10h", at(11, 6), version=seen)])
@@ -88,11 +88,11 @@ def test_a_replay_counts_the_files_that_no_published_replay_saw_whichever_run_in
     assert _ingest_bounds(lake) == (None, at(12))
 
 
-def test_a_file_committed_after_a_replay_began_planning_is_counted_whatever_its_ingest_time(spark, tmp_path):
+def test_a_file_committed_after_a_replay_began_planning_is_counted_whatever_its_ingest_time(engine_lake):
     """Run "b" stamps its file's row before run "a"'s replay begins planning, and commits it after "a"
     read the version (a lake given as a URI, which no lock keeps to one run at a time; or a host
     whose clock is ahead): the times say "a" saw it, the version says it did not."""
-    lake = Lake(spark, tmp_path / "lake", engine="delta-rs")
+    lake = engine_lake
     seen = ingest(lake, ingested("a", "commits", (at(10), at(11)), at(11, 4)))
     ingest(lake, ingested("b", "commits", (at(9), at(9, 30)), at(11, 5)))
     lake.merge_rows(REPLAY_RUNS, [replayed("a", at(11, 6), at(11, 8), version=seen)])
@@ -100,20 +100,20 @@ def test_a_file_committed_after_a_replay_began_planning_is_counted_whatever_its_
     assert _ingest_bounds(lake) == (at(9), at(11))
 
 
-def test_a_publish_names_its_replay_whatever_its_host_clock_says(spark, tmp_path):
+def test_a_publish_names_its_replay_whatever_its_host_clock_says(engine_lake):
     """Run "c"'s publish ran on a host whose clock is behind its replay's: it still follows it."""
-    lake = Lake(spark, tmp_path / "lake", engine="delta-rs")
+    lake = engine_lake
     seen = ingest(lake, ingested("c", "commits", (at(10), at(11)), at(11, 4)))
     lake.merge_rows(REPLAY_RUNS, [replayed("c", at(11, 20), at(11, 21), version=seen)])
     lake.merge_rows(PUBLISH_RUNS, [published("c", at(11, 19), replay=at(11, 21))])
     assert _ingest_bounds(lake) == (None, at(11))
 
 
-def test_a_version_maintenance_cleaned_up_counts_every_file_of_the_day_before_it(spark, tmp_path, caplog):
+def test_a_version_maintenance_cleaned_up_counts_every_file_of_the_day_before_it(engine_lake, caplog):
     """The last published replay planned from a version whose files a vacuum has since removed:
     every file stamped from a day before that replay on counts again (one wider replay), none is
     taken for seen."""
-    lake = Lake(spark, tmp_path / "lake", engine="delta-rs")
+    lake = engine_lake
     seen = ingest(lake, ingested("a", "commits", (at(7), at(11)), at(11, 4)))
     lake.merge_rows(REPLAY_RUNS, [replayed("a", at(11, 6), version=seen)])
     lake.merge_rows(PUBLISH_RUNS, [published("a", at(11, 8), replay=at(11, 6))])
@@ -127,12 +127,47 @@ def test_a_version_maintenance_cleaned_up_counts_every_file_of_the_day_before_it
     assert "every file ingested since a day before the last published replay counts" in caplog.text
 
 
-def test_a_replay_that_planned_before_any_ingest_saw_no_file(spark, tmp_path):
-    lake = Lake(spark, tmp_path / "lake", engine="delta-rs")
+def test_a_replay_that_planned_before_any_ingest_saw_no_file(engine_lake):
+    lake = engine_lake
     lake.merge_rows(REPLAY_RUNS, [replayed("a", at(11, 6), version=NO_VERSION)])
     lake.merge_rows(PUBLISH_RUNS, [published("a", at(11, 8), replay=at(11, 6))])
-    ingest(lake, ingested("b", "commits", (at(9), at(9)), at(11, 5)))  # committed after "a" planned
+    # committed after "a" planned, though stamped two days before (a host whose clock is behind)
+    ingest(lake, ingested("b", "commits", (at(9), at(9)), at(11, 5) - timedelta(days=2)))
     assert _ingest_bounds(lake) == (at(9), at(9))
+
+
+def test_a_row_stamped_a_day_before_the_replay_began_counts_as_seen_without_a_lookup(engine_lake):
+    """The one clock the rule still trusts: a row commits moments after its ingest stamps it, so a
+    row stamped more than COMMITTED_WITHIN before a replay began planning was in the version it read.
+    Only later rows are looked up: "x" is taken for seen though missing from the version (what a
+    host a day behind would give), "y" is found missing."""
+    lake = engine_lake
+    seen = ingest(lake, ingested("a", "commits", (at(10), at(11)), at(11, 4)))
+    lake.merge_rows(REPLAY_RUNS, [replayed("a", at(11, 6), version=seen)])
+    lake.merge_rows(PUBLISH_RUNS, [published("a", at(11, 8), replay=at(11, 6))])
+    cutoff = at(11, 6) - COMMITTED_WITHIN
+    ingest(
+        lake,
+        ingested("x", "commits", (at(8), at(8)), cutoff - timedelta(minutes=1)),
+        ingested("y", "commits", (at(9), at(9)), cutoff + timedelta(minutes=1)),
+    )
+    assert _ingest_bounds(lake) == (at(9), at(11))
+
+
+def test_of_replays_planned_from_one_version_the_last_to_begin_sets_the_cut_off(engine_lake):
+    """Replays "a" and, a day later, "b" planned from the same version (nothing was ingested between):
+    the version was still the latest when "b" began, so rows stamped a day before "b" are seen."""
+    lake = engine_lake
+    seen = ingest(lake, ingested("a", "commits", (at(10), at(11)), at(11, 4)))
+    day = timedelta(days=1)
+    lake.merge_rows(
+        REPLAY_RUNS, [replayed("a", at(11, 6), version=seen), replayed("b", at(11, 6) + day, version=seen)]
+    )
+    lake.merge_rows(PUBLISH_RUNS, [published("a", at(11, 8), replay=at(11, 6)),
+                                   published("b", at(11, 8) + day, replay=at(11, 6) + day)])  # fmt: skip
+    # stamped after "a" began less a day and before "b" did, and missing from the version
+    ingest(lake, ingested("x", "commits", (at(9), at(9)), at(10)))
+    assert _ingest_bounds(lake) == (None, at(11))
 
 
 def earlier(spec: TableSpec, *without: str) -> TableSpec:
@@ -143,14 +178,14 @@ def earlier(spec: TableSpec, *without: str) -> TableSpec:
     )  # fmt: skip
 
 
-def test_a_replay_recorded_before_its_planning_time_was_counts_from_its_finish(spark, tmp_path):
+def test_a_replay_recorded_before_its_planning_time_was_counts_from_its_finish(engine_lake):
     """ops/replay_runs and ops/publish_runs as an earlier version wrote them, without ``planned_at``,
     ``planned_version`` and ``replayed_at``: read, and merged into."""
     replays, publishes = (
         earlier(REPLAY_RUNS, "planned_at", "planned_version"),
         earlier(PUBLISH_RUNS, "replayed_at"),
     )
-    lake = Lake(spark, tmp_path / "lake", engine="delta-rs")
+    lake, spark = engine_lake, engine_lake.spark
     ingest(lake, ingested("a", "commits", (at(10), at(11)), at(11, 5)))
     lake.append(replays, spark.createDataFrame([replayed("a", at(11, 6))[:-2]], replays.schema))
     lake.append(publishes, spark.createDataFrame([published("a", at(11, 7))[:-1]], publishes.schema))
