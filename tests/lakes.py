@@ -2,7 +2,8 @@
 ``tables``, the report. Every queryable table exists; a few hold hand-written rows.
 
 A row gives the columns a test cares about; the others take a placeholder of their type
-(null where the column is nullable), so each row still fits its table's schema.
+(null where the column is nullable), so each row still fits its table's schema. ``vacuum_version``
+removes a version's files from any lake, as a vacuum does once its retention has passed.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pyarrow as pa
-from deltalake import write_deltalake
+from deltalake import DeltaTable, write_deltalake
 from pyspark.sql.types import (
     BooleanType,
     DateType,
@@ -119,3 +120,10 @@ def small_lake(root: Path) -> Path:
     for spec in QUERYABLE_TABLES:
         write_rows(root, spec, given.get(spec, []))
     return root
+
+
+def vacuum_version(table_path: str, version: int) -> None:
+    """Remove the files of the Delta table at ``table_path`` as of ``version``: what a vacuum removes
+    of the files a later version no longer holds, once its retention has passed."""
+    for uri in DeltaTable(table_path, version=version).file_uris():
+        Path(uri.removeprefix("file://")).unlink()

@@ -91,6 +91,15 @@ class VersionUnavailable(LakeError):
     files vacuumed."""
 
 
+def refuse_vacuumed(path: str, version: int, gone: list[str]) -> None:
+    """A VersionUnavailable when ``gone`` (files of ``version`` no longer there) holds any: Spark
+    would find a vacuumed file missing only when it runs, so the engines look first."""
+    if gone:
+        raise VersionUnavailable(
+            f"{path} version {version}: {len(gone)} of its files vacuumed ({gone[0]}, ...)"
+        )
+
+
 # Delta's own default (delta.deletedFileRetentionDuration, the check VACUUM enforces): far longer
 # than any run (the DAG's execution_timeout is 3 hours), so a vacuum never removes a file a
 # running reader was planned on, and every version younger than the retention stays readable.

@@ -33,7 +33,14 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DateType, IntegerType, LongType, TimestampType
 
-from jobs.io.engines import LakeError, TableMaintenance, VersionUnavailable, check_retention, rows_in_range
+from jobs.io.engines import (
+    LakeError,
+    TableMaintenance,
+    VersionUnavailable,
+    check_retention,
+    refuse_vacuumed,
+    rows_in_range,
+)
 from schemas.instants import parse_utc, utc
 from schemas.tables import TableSpec
 
@@ -259,12 +266,9 @@ class DeltaRsEngine:
             files = self._active_files(DeltaTable(str(local), version=version), spec)
         except Exception as error:  # delta-rs raises its own errors for a version it cannot load
             raise VersionUnavailable(f"{path} version {version}: {error}") from error
-        # Spark would find a vacuumed file missing only when it runs: look first (the lake is local)
-        gone = [f["path"] for f in files if not (local / unquote(f["path"])).is_file()]
-        if gone:
-            raise VersionUnavailable(
-                f"{path} version {version}: {len(gone)} of its files vacuumed ({gone[0]}, ...)"
-            )
+        refuse_vacuumed(
+            path, version, [f["path"] for f in files if not (local / unquote(f["path"])).is_file()]
+        )
         return self._read_files(path, spec, files)
 
     # -- writing --------------------------------------------------------------------------

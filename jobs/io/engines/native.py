@@ -9,7 +9,14 @@ from deltalake import DeltaTable as RsTable
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from jobs.io.engines import LakeError, TableMaintenance, VersionUnavailable, check_retention, rows_in_range
+from jobs.io.engines import (
+    LakeError,
+    TableMaintenance,
+    VersionUnavailable,
+    check_retention,
+    refuse_vacuumed,
+    rows_in_range,
+)
 from schemas.tables import TableSpec
 
 
@@ -54,14 +61,9 @@ class NativeDeltaEngine:
             df = self.spark.read.format("delta").option("versionAsOf", version).load(path)
         except Exception as error:  # Delta's VersionNotFound, or a log cleaned up past the version
             raise VersionUnavailable(f"{path} version {version}: {error}") from error
-        # Spark would find a vacuumed file missing only when it runs: look first
         jvm, conf = self.spark._jvm, self.spark._jsc.hadoopConfiguration()
         paths = [jvm.org.apache.hadoop.fs.Path(uri) for uri in df.inputFiles()]
-        gone = [p.toString() for p in paths if not p.getFileSystem(conf).exists(p)]
-        if gone:
-            raise VersionUnavailable(
-                f"{path} version {version}: {len(gone)} of its files vacuumed ({gone[0]}, ...)"
-            )
+        refuse_vacuumed(path, version, [p.toString() for p in paths if not p.getFileSystem(conf).exists(p)])
         return _with_missing_columns(df, spec)
 
     def _writer(self, df: DataFrame, spec: TableSpec, mode: str):

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, date, datetime
-from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -27,6 +26,7 @@ from pyspark.sql.types import (
 from jobs.io.engines import VersionUnavailable
 from jobs.io.lake import Lake, LakeError
 from schemas.tables import TableSpec
+from tests.lakes import vacuum_version
 
 SPEC = TableSpec(
     layer="test",
@@ -380,8 +380,7 @@ def test_a_version_whose_files_were_vacuumed_is_unavailable_before_spark_reads(s
     lake.append(SPEC, frame(spark, [row("a", ts(21, 10), 5)]))
     first = lake.version(SPEC)
     lake.overwrite(SPEC, frame(spark, [row("b", ts(21, 11), 7)]))
-    for path in DeltaTable(lake.path(SPEC), version=first).file_uris():
-        Path(path.removeprefix("file://")).unlink()  # what a vacuum removes once the retention passed
+    vacuum_version(lake.path(SPEC), first)
 
     with pytest.raises(VersionUnavailable, match="1 of its files vacuumed"):
         lake.read_version(SPEC, first)
