@@ -291,9 +291,11 @@ def _explained(
     The regressions are computed first, apart: the explanation's plan holds them eight times (each
     cause's candidates and the final join), and with the replay's plan beneath each it took longer
     to plan and to run than with their rows (docs/experiments.md, "The regressions explained from
-    their own rows"). A reset line a longer copy read again counts once (``reread``: see
-    _reread_lines)."""
-    regressions = regressions.localCheckpoint()
+    their own rows"). They are few beside the events but come in the replay's shuffle
+    partitions, and each look-up of the explanation would scan every one of them: they are kept in
+    one partition a core (docs/experiments.md, "The regressions in one partition a core"). A reset
+    line a longer copy read again counts once (``reread``: see _reread_lines)."""
+    regressions = regressions.coalesce(lake.spark.sparkContext.defaultParallelism).localCheckpoint()
     lookback = timedelta(seconds=LOOKBACK_SECONDS + SLACK_SECONDS)
     return with_causes(
         regressions,
