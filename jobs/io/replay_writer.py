@@ -68,9 +68,22 @@ class ReplayWriter:
 def _write_by_date(directory: str, spec: TableSpec, rows: pa.Table, part: int) -> None:
     """One file of ``rows`` per value of the table's date partition column."""
     (partition,) = spec.partition_by
-    rows = rows.cast(spec.arrow_schema)
+    rows = rows.cast(_keeping_dictionaries(spec.arrow_schema, rows.schema))
     days = rows.column(partition).cast(pa.int32()).to_numpy()
     distinct = np.unique(days)
     for day in distinct:
         chosen = rows.filter(pa.array(days == day)) if len(distinct) > 1 else rows
         write_part(directory, spec, chosen, f"part-{part:05d}-{int(day)}")
+
+
+def _keeping_dictionaries(schema: pa.Schema, given: pa.Schema) -> pa.Schema:
+    """``schema``, where ``given`` has a dictionary of the type a field names: that dictionary
+    (Parquet writes its text once a file, not hashed again row by row; a reader sees the text)."""
+
+    def kept(field: pa.Field) -> pa.Field:
+        type_given = given.field(field.name).type
+        if pa.types.is_dictionary(type_given) and type_given.value_type == field.type:
+            return field.with_type(type_given)
+        return field
+
+    return pa.schema([kept(field) for field in schema], metadata=schema.metadata)

@@ -75,6 +75,9 @@ def write_part(
         compression="zstd",
         use_dictionary=[c for c in data.column_names if c not in spec.high_cardinality],
         write_statistics=True,
+        # a dictionary-encoded text column is written as text, its values once a file: Arrow's
+        # schema in the footer would have Arrow's readers read it back as a dictionary instead
+        store_schema=not any(pa.types.is_dictionary(t) for t in data.schema.types),
     )
     written.replace(target)
 

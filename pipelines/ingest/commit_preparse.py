@@ -256,7 +256,8 @@ def preparse(lines: pa.Array) -> list[pa.Array]:
         (pa.int64(), pc.and_(plain, number_time)),
     ):
         positions = np.flatnonzero(chosen.to_numpy(zero_copy_only=False))
-        _pieces(lines.take(pa.array(positions)), positions, time_type, pieces)
+        # nearly always every line is chosen: then the lines are read as they are, not copied
+        _pieces(lines if len(positions) == n else lines.take(pa.array(positions)), positions, time_type, pieces)
     row_of_line = np.full(n, -1, dtype=np.int64)
     columns: dict[str, list[pa.Array]] = {name: [] for name in PREPARSED_SCHEMA.names[1:]}
     offset = 0
@@ -273,9 +274,13 @@ def preparse(lines: pa.Array) -> list[pa.Array]:
             columns[checked_value(f)].append(value)
     missing = row_of_line < 0
     take = pa.array(row_of_line, mask=missing)
+    # one piece of every line, in order (the common case): its columns are already the lines'
+    whole = len(pieces) == 1 and len(pieces[0][0]) == n
 
     def spread(name: str) -> pa.Array:
         parts = columns[name]
+        if whole:
+            return parts[0]
         return pa.concat_arrays(parts).take(take) if parts else pa.nulls(n, _ARROW_TYPES[name])
 
     out = {name: spread(name) for name in PREPARSED_SCHEMA.names[1:]}

@@ -204,49 +204,72 @@ def spark(expr: Expr) -> Column:
 
 
 def arrow(expr: Expr, table: pa.Table) -> pa.ChunkedArray | pa.Array | pa.Scalar:
-    """``expr`` over the columns of ``table``, with pyarrow.compute."""
+    """``expr`` over the columns of ``table``, with pyarrow.compute.
+
+    A text column may come dictionary-encoded (a replayed row's queue and file, each the same on
+    many rows: pipelines.replay.kernel.Names): a column read as it is stays so, ``Replace`` rewrites
+    its dictionary, not every row, and every other expression reads its values."""
     match expr:
         case Col(name):
             return table.column(name)
         case Lit(value):
             return pa.scalar(value)
         case IsNull(of):
-            return pc.is_null(arrow(of, table))
+            return pc.is_null(_values(of, table))
         case NotNull(of):
-            return pc.is_valid(arrow(of, table))
+            return pc.is_valid(_values(of, table))
         case Not(of):
-            return pc.invert(arrow(of, table))
+            return pc.invert(_values(of, table))
         case And(parts):
-            return reduce(pc.and_kleene, (arrow(p, table) for p in parts))
+            return reduce(pc.and_kleene, (_values(p, table) for p in parts))
         case Or(parts):
-            return reduce(pc.or_kleene, (arrow(p, table) for p in parts))
+            return reduce(pc.or_kleene, (_values(p, table) for p in parts))
         case Less(left, right):
-            return pc.less(arrow(left, table), arrow(right, table))
+            return pc.less(_values(left, table), _values(right, table))
         case Equal(left, right):
-            return pc.equal(arrow(left, table), arrow(right, table))
+            return pc.equal(_values(left, table), _values(right, table))
         case Sub(left, right):
-            return pc.subtract(arrow(left, table), arrow(right, table))
+            return pc.subtract(_values(left, table), _values(right, table))
         case If(condition, then, otherwise):
-            chosen = arrow(then, table)
-            other = arrow(otherwise, table) if otherwise is not None else pa.scalar(None, chosen.type)
-            return pc.if_else(pc.fill_null(arrow(condition, table), False), chosen, other)
+            chosen = _values(then, table)
+            other = _values(otherwise, table) if otherwise is not None else pa.scalar(None, chosen.type)
+            return pc.if_else(pc.fill_null(_values(condition, table), False), chosen, other)
         case Coalesce(parts):
-            return pc.coalesce(*(arrow(p, table) for p in parts))
+            return pc.coalesce(*(_values(p, table) for p in parts))
         case Greatest(parts):
-            return pc.max_element_wise(*(arrow(p, table) for p in parts), skip_nulls=True)
+            return pc.max_element_wise(*(_values(p, table) for p in parts), skip_nulls=True)
         case ToDate(of):
-            return pc.cast(arrow(of, table), pa.date32())
+            return pc.cast(_values(of, table), pa.date32())
         case Text(of):
-            return pc.cast(arrow(of, table), pa.string())
+            return pc.cast(_values(of, table), pa.string())
         case PadLeft(of, width, fill):
-            return pc.utf8_slice_codeunits(pc.utf8_lpad(arrow(of, table), width, fill), 0, width)
+            return pc.utf8_slice_codeunits(pc.utf8_lpad(_values(of, table), width, fill), 0, width)
         case Replace(of, old, new):
-            return pc.replace_substring(arrow(of, table), old, new)
+            return _per_value(arrow(of, table), lambda text: pc.replace_substring(text, old, new))
         case JoinText(separator, parts):
             return pc.binary_join_element_wise(
-                *(arrow(p, table) for p in parts), separator, null_handling="skip"
+                *(_values(p, table) for p in parts), separator, null_handling="skip"
             )
     raise TypeError(f"not an expression: {expr!r}")
+
+
+def _is_dictionary(value) -> bool:
+    return isinstance(value, pa.Array | pa.ChunkedArray) and pa.types.is_dictionary(value.type)
+
+
+def _values(expr: Expr, table: pa.Table) -> pa.ChunkedArray | pa.Array | pa.Scalar:
+    """``expr``'s values, a dictionary-encoded column decoded (compute functions take plain arrays)."""
+    value = arrow(expr, table)
+    return value.cast(value.type.value_type) if _is_dictionary(value) else value
+
+
+def _per_value(value, function):
+    """``function`` of each row's value; of a dictionary-encoded column's dictionary, not of its rows."""
+    if not _is_dictionary(value):
+        return function(value)
+    if isinstance(value, pa.ChunkedArray):
+        return pa.chunked_array([_per_value(chunk, function) for chunk in value.chunks], value.type)
+    return pa.DictionaryArray.from_arrays(value.indices, function(value.dictionary))
 
 
 def holds(condition: Expr, table: pa.Table) -> pa.Array:

@@ -240,14 +240,24 @@ def replay_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch
 
 class Names:
     """The text a partition's queue and file ids stand for (:class:`pipelines.replay.events.EventIds`'s
-    two dictionaries, as Arrow tables), to give the replayed rows their text back."""
+    two dictionaries, as Arrow tables), to give the replayed rows their text back.
+
+    A text column comes back dictionary-encoded, each of its values once and an index a row: a
+    queue's or a file's text is the same on many rows, and a row's is then neither copied nor, in
+    a Parquet file of them, hashed again (docs/experiments.md, "The replayed rows' text by its
+    dictionary")."""
 
     def __init__(self, queues: pa.Table, files: pa.Table):
         self.queues = queues.sort_by(QUEUE_ID)
         self.files = files.sort_by(FILE_ID)
+        self._text = {
+            id_column: {
+                name: _Text.of(table.column(name)) for name in table.column_names if name != id_column
+            }
+            for id_column, table in ((QUEUE_ID, self.queues), (FILE_ID, self.files))
+        }
 
-    @staticmethod
-    def _lookup(dictionary: pa.Table, id_column: str, ids: pa.ChunkedArray) -> pa.Table:
+    def _lookup(self, dictionary: pa.Table, id_column: str, ids: pa.ChunkedArray) -> pa.Table:
         """The rows of ``dictionary`` (without the id) whose id is each of ``ids``."""
         known = dictionary.column(id_column).to_numpy()
         wanted = pc.fill_null(ids, -1).to_numpy()
@@ -256,7 +266,7 @@ class Names:
             np.any(at >= len(known)) or np.any(known[np.minimum(at, len(known) - 1)] != wanted)
         ):
             raise ValueError(f"no {id_column} in the dictionary for some replayed rows")
-        return dictionary.drop_columns([id_column]).take(at)
+        return pa.table({name: text.at(at) for name, text in self._text[id_column].items()})
 
     def attach(self, state: pa.Table) -> pa.Table:
         """``state`` with the queue key's and the landed file's columns beside their ids."""
@@ -268,6 +278,30 @@ class Names:
             for name in table.column_names:
                 state = state.append_column(name, table.column(name))
         return state
+
+
+class _Text:
+    """A column of a dictionary of queues or files: a text column as its distinct values and
+    each row's index among them (-1: null); any other column as it is."""
+
+    __slots__ = ("codes", "values")
+
+    def __init__(self, values: pa.Array, codes: np.ndarray | None):
+        self.values, self.codes = values, codes
+
+    @classmethod
+    def of(cls, column: pa.ChunkedArray) -> _Text:
+        if not pa.types.is_string(column.type):
+            return cls(column.combine_chunks(), None)
+        encoded = pc.dictionary_encode(column.combine_chunks())
+        return cls(encoded.dictionary, pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False))
+
+    def at(self, rows: np.ndarray) -> pa.Array:
+        """The column's value on each of ``rows``."""
+        if self.codes is None:
+            return self.values.take(pa.array(rows))
+        codes = self.codes[rows]
+        return pa.DictionaryArray.from_arrays(pa.array(codes, pa.int32(), mask=codes < 0), self.values)
 
 
 def commit_rows(named: pa.Table) -> pa.Table:

@@ -4,7 +4,9 @@ re-run rewrites under the same names."""
 
 from __future__ import annotations
 
+import pyarrow as pa
 import pyarrow.dataset as pads
+import pyarrow.parquet as pq
 
 from jobs.io.replay_writer import ReplayWriter
 from pipelines.replay import replay
@@ -47,6 +49,9 @@ def test_the_landed_tables_hold_the_rows_sparks_projections_give(spark, tmp_path
         (STORED_OFFSET_TIMELINE, dirs[1], plain.timeline),
     ):
         assert_frames_equal(spark.createDataFrame(landed(directory, spec).select(spec.columns)), expected)
+        # the text the workers hold as dictionaries (the queue's, the file's) is text to every reader
+        for file in directory.rglob("*.parquet"):
+            assert not any(pa.types.is_dictionary(t) for t in pq.read_schema(file).types)
     # the regressions and the checkpoint, from the rows the workers returned
     for name in ("regressions", "checkpoint"):
         assert_frames_equal(getattr(result, name), getattr(plain, name))

@@ -5,8 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from pipelines.replay import expressions
+from pipelines.replay.expressions import Col, IsNull
 from pipelines.replay.projections import OBSERVATION_SEQ, REGRESSION, REPLAYED_COMMITS, STORED_OFFSET_TIMELINE
 
 STATE = pa.table(
@@ -45,6 +47,40 @@ def test_arrow_renders_the_rules_with_sqls_nulls():
     assert timeline.column("consumed_increment").to_pylist() == [0, 0, 0, 0]
     assert timeline.column("observation").to_pylist() == ["commit", "snapshot", "commit", "commit"]
     assert timeline.column("observed_date").to_pylist() == [datetime(2026, 11, 21).date()] * 4
+
+
+def test_arrow_renders_dictionary_encoded_text_as_its_values():
+    # the replay's workers give the queue's and the file's text as dictionaries (pipelines.replay.kernel.Names)
+    encoded = STATE
+    for name in ("source_file", "_file_hash"):
+        at = encoded.schema.get_field_index(name)
+        encoded = encoded.set_column(at, name, pc.dictionary_encode(STATE.column(name)))
+    assert pa.types.is_dictionary(encoded.schema.field("_file_hash").type)
+    for projection in (REPLAYED_COMMITS, STORED_OFFSET_TIMELINE):
+        named = _named(STATE)
+        by_values, by_dictionary = projection.arrow(named), projection.arrow(_named(encoded))
+        decoded = [
+            column.cast(pa.string()) if pa.types.is_dictionary(column.type) else column
+            for column in by_dictionary.columns
+        ]
+        assert pa.table(decoded, names=by_dictionary.column_names).to_pylist() == by_values.to_pylist()
+    assert (
+        expressions.arrow(OBSERVATION_SEQ, encoded).to_pylist()
+        == expressions.arrow(OBSERVATION_SEQ, STATE).to_pylist()
+    )
+    assert expressions.arrow(IsNull(Col("_file_hash")), encoded).to_pylist() == [False, True, False, False]
+
+
+def _named(state: pa.Table) -> pa.Table:
+    """``state`` with every other column the two projections read."""
+    for column in ("cluster", "broker", "topic", "consumer_group", "client_host", "key_kind", "evidence",
+                   "commit_path", "stored_before_source"):  # fmt: skip
+        state = state.append_column(column, pa.array(["x"] * 4))
+    return (
+        state.append_column("queue_id", pa.array([0] * 4, pa.int32()))
+        .append_column("client_offset_after", pa.array([100, None, 130, 5], pa.int64()))
+        .append_column("line_no", pa.array([7, None, 1, 3], pa.int64()))
+    )
 
 
 def test_spark_renders_the_same_values(spark):
