@@ -78,7 +78,7 @@ def _write_by_date(directory: str, spec: TableSpec, rows: pa.Table, part: int) -
 
 def _keeping_dictionaries(schema: pa.Schema, given: pa.Schema) -> pa.Schema:
     """``schema``, where ``given`` has a dictionary of the type a field names: that dictionary
-    (Parquet writes its text once a file, not hashed again row by row; a reader sees the text)."""
+    (the text is written from it, not hashed again row by row: jobs.io.worker_files.write_part)."""
 
     def kept(field: pa.Field) -> pa.Field:
         type_given = given.field(field.name).type
@@ -86,4 +86,4 @@ def _keeping_dictionaries(schema: pa.Schema, given: pa.Schema) -> pa.Schema:
             return field.with_type(type_given)
         return field
 
-    return pa.schema([kept(field) for field in schema], metadata=schema.metadata)
+    return pa.schema([kept(field) for field in schema])

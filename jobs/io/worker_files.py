@@ -22,7 +22,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from schemas.tables import TableSpec
@@ -59,27 +61,54 @@ def write_part(
 ) -> None:
     """Write ``rows`` (of one value of ``spec``'s partition column, which they hold) as the
     Parquet file ``name`` in its partition's directory under ``directory``, as Spark's writer
-    would lay it out. A file is there whole or not at all, and writing it again (a retried
-    task) replaces it."""
+    would lay it out, with ``metadata`` in its footer. A file is there whole or not at all, and
+    writing it again (a retried task) replaces it.
+
+    A dictionary-encoded text column (the replay's queue and file text: pipelines.replay.kernel.Names)
+    is written as text, each of the file's values once: its dictionary's other values are left out,
+    and so is Arrow's schema, which would have Arrow's readers read the column back as a dictionary."""
     (partition,) = spec.partition_by
     target_dir = Path(directory) / f"{partition}={rows.column(partition)[0].as_py().isoformat()}"
     target_dir.mkdir(parents=True, exist_ok=True)
     data = rows.drop_columns([partition])
-    if metadata:
-        data = data.replace_schema_metadata(metadata)
+    encoded = [pa.types.is_dictionary(t) for t in data.schema.types]
+    if any(encoded):
+        data = pa.table(
+            [_own_values(c) if e else c for c, e in zip(data.columns, encoded, strict=True)],
+            schema=data.schema,
+        )
     target = target_dir / f"{name}.parquet"
     written = target.with_suffix(f".{os.getpid()}.tmp")
-    pq.write_table(
-        data,
+    with pq.ParquetWriter(
         written,
+        data.schema,
         compression="zstd",
         use_dictionary=[c for c in data.column_names if c not in spec.high_cardinality],
         write_statistics=True,
-        # a dictionary-encoded text column is written as text, its values once a file: Arrow's
-        # schema in the footer would have Arrow's readers read it back as a dictionary instead
-        store_schema=not any(pa.types.is_dictionary(t) for t in data.schema.types),
-    )
+        store_schema=not any(encoded),
+    ) as writer:
+        writer.write_table(data)
+        if metadata:
+            writer.add_key_value_metadata(metadata)
     written.replace(target)
+
+
+def _own_values(column: pa.ChunkedArray) -> pa.DictionaryArray:
+    """A dictionary-encoded column with only the dictionary values its rows use; a row whose
+    value is null has a null index (Parquet's writer takes no null in a dictionary)."""
+    column = column.combine_chunks()
+    if not len(column.dictionary):  # every row null
+        return column
+    indices = column.indices
+    codes = pc.fill_null(indices, 0).to_numpy(zero_copy_only=False)
+    valid = pc.is_valid(indices).to_numpy(zero_copy_only=False)
+    valid &= pc.is_valid(column.dictionary).to_numpy(zero_copy_only=False)[codes]
+    used = np.zeros(len(column.dictionary), bool)
+    used[codes[valid]] = True
+    renumbered = (np.cumsum(used) - 1)[codes].astype(np.int32)
+    return pa.DictionaryArray.from_arrays(
+        pa.array(renumbered, mask=~valid), column.dictionary.filter(pa.array(used))
+    )
 
 
 def landed_counts(directory: str) -> dict[str, FileCount]:

@@ -292,10 +292,12 @@ def _explained(
     cause's candidates and the final join), and with the replay's plan beneath each it took longer
     to plan and to run than with their rows (docs/experiments.md, "The regressions explained from
     their own rows"). They are few beside the events but come in the replay's shuffle
-    partitions, and each look-up of the explanation would scan every one of them: they are kept in
-    one partition a core (docs/experiments.md, "The regressions in one partition a core"). A reset
-    line a longer copy read again counts once (``reread``: see _reread_lines)."""
-    regressions = regressions.coalesce(lake.spark.sparkContext.defaultParallelism).localCheckpoint()
+    partitions, and each look-up of the explanation would scan every one of them: once
+    checkpointed, they are read in one partition a core (docs/experiments.md, "The regressions in
+    one partition a core"; coalesced after the checkpoint, not before, which would run the replay
+    beneath them in as few tasks where it has not run yet). A reset line a longer copy read again
+    counts once (``reread``: see _reread_lines)."""
+    regressions = regressions.localCheckpoint().coalesce(lake.spark.sparkContext.defaultParallelism)
     lookback = timedelta(seconds=LOOKBACK_SECONDS + SLACK_SECONDS)
     return with_causes(
         regressions,

@@ -248,35 +248,33 @@ class Names:
     dictionary")."""
 
     def __init__(self, queues: pa.Table, files: pa.Table):
-        self.queues = queues.sort_by(QUEUE_ID)
-        self.files = files.sort_by(FILE_ID)
-        self._text = {
-            id_column: {
-                name: _Text.of(table.column(name)) for name in table.column_names if name != id_column
+        self._known: dict[str, np.ndarray] = {}  # each dictionary's ids, in order
+        self._text: dict[str, dict[str, _Text]] = {}  # and its other columns, in the ids' order
+        for id_column, dictionary in ((QUEUE_ID, queues), (FILE_ID, files)):
+            dictionary = dictionary.sort_by(id_column)
+            self._known[id_column] = dictionary.column(id_column).to_numpy()
+            self._text[id_column] = {
+                name: _Text.of(dictionary.column(name))
+                for name in dictionary.column_names
+                if name != id_column
             }
-            for id_column, table in ((QUEUE_ID, self.queues), (FILE_ID, self.files))
-        }
 
-    def _lookup(self, dictionary: pa.Table, id_column: str, ids: pa.ChunkedArray) -> pa.Table:
-        """The rows of ``dictionary`` (without the id) whose id is each of ``ids``."""
-        known = dictionary.column(id_column).to_numpy()
+    def _lookup(self, id_column: str, ids: pa.ChunkedArray) -> dict[str, pa.Array]:
+        """The columns of the dictionary of ``id_column`` (without the id) on each of ``ids``."""
+        known = self._known[id_column]
         wanted = pc.fill_null(ids, -1).to_numpy()
         at = np.searchsorted(known, wanted)
         if len(wanted) and (
             np.any(at >= len(known)) or np.any(known[np.minimum(at, len(known) - 1)] != wanted)
         ):
             raise ValueError(f"no {id_column} in the dictionary for some replayed rows")
-        return pa.table({name: text.at(at) for name, text in self._text[id_column].items()})
+        return {name: text.at(at) for name, text in self._text[id_column].items()}
 
     def attach(self, state: pa.Table) -> pa.Table:
         """``state`` with the queue key's and the landed file's columns beside their ids."""
-        text = [
-            self._lookup(self.queues, QUEUE_ID, state.column(QUEUE_ID)),
-            self._lookup(self.files, FILE_ID, state.column(FILE_ID)),
-        ]
-        for table in text:
-            for name in table.column_names:
-                state = state.append_column(name, table.column(name))
+        for id_column in (QUEUE_ID, FILE_ID):
+            for name, column in self._lookup(id_column, state.column(id_column)).items():
+                state = state.append_column(name, column)
         return state
 
 

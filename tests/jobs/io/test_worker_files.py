@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 
 from jobs.io.checked_commits import CheckedCommitWriter
 from jobs.io.text_lines import READ_ARROW_SCHEMA, READ_SCHEMA, _arrow_schema
-from jobs.io.worker_files import FileCount, landed_counts
+from jobs.io.worker_files import FILE_METADATA_KEY, FileCount, landed_counts, write_part
 from pipelines.ingest.commit_events import CHECKED
 from pipelines.ingest.commit_preparse import (
     COMMITS_ARROW_SCHEMA,
@@ -19,6 +19,7 @@ from pipelines.ingest.commit_preparse import (
     checked_commit_rows,
     preparse,
 )
+from schemas.tables import OFFSET_COMMITS_REPLAYED
 
 FILES = {
     0: ("/landing/commits/a.jsonl", "prod-1", "hash-a"),
@@ -106,3 +107,30 @@ def test_a_batch_without_checked_lines_passes_whole_and_writes_nothing(tmp_path)
     lines = batch([LINES[2], LINES[4]])
     assert CheckedCommitWriter(str(tmp_path / "landed"), "run-1").write(lines, FILES).equals(lines)
     assert not (tmp_path / "landed").exists()
+
+
+def test_a_dictionary_column_is_written_as_text_with_only_the_values_its_file_uses(tmp_path):
+    # the replay's workers hold a queue's and a file's text as a dictionary of the whole interval's
+    dictionary = pa.array(["/l/a.jsonl", "/l/b.jsonl", "/l/c.jsonl", None])
+    files = pa.DictionaryArray.from_arrays(pa.array([2, 0, 2, 3, None], pa.int32()), dictionary)
+    spec = OFFSET_COMMITS_REPLAYED
+    rows = pa.table(
+        {
+            "source_file": files,
+            "line_no": pa.array([1, 2, 3, 4, 5], pa.int64()),
+            "commit_date": pa.array([datetime(2026, 11, 21).date()] * 5, pa.date32()),
+        }
+    )
+    write_part(str(tmp_path), spec, rows, "part-0", {FILE_METADATA_KEY: b"/l/a.jsonl"})
+    (file,) = tmp_path.rglob("*.parquet")
+    assert pq.read_schema(file).field("source_file").type == pa.string()  # text to every reader
+    assert pq.read_table(file).column("source_file").to_pylist() == [
+        "/l/c.jsonl",
+        "/l/a.jsonl",
+        "/l/c.jsonl",
+        None,
+        None,
+    ]
+    stored = pq.ParquetFile(file, read_dictionary=["source_file"]).read().column("source_file").chunk(0)
+    assert stored.dictionary.to_pylist() == ["/l/a.jsonl", "/l/c.jsonl"]  # not b.jsonl, nor the null
+    assert pq.read_metadata(file).metadata[FILE_METADATA_KEY] == b"/l/a.jsonl"
