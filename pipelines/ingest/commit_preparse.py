@@ -257,7 +257,9 @@ def preparse(lines: pa.Array) -> list[pa.Array]:
     ):
         positions = np.flatnonzero(chosen.to_numpy(zero_copy_only=False))
         # nearly always every line is chosen: then the lines are read as they are, not copied
-        _pieces(lines if len(positions) == n else lines.take(pa.array(positions)), positions, time_type, pieces)
+        _pieces(
+            lines if len(positions) == n else lines.take(pa.array(positions)), positions, time_type, pieces
+        )
     row_of_line = np.full(n, -1, dtype=np.int64)
     columns: dict[str, list[pa.Array]] = {name: [] for name in PREPARSED_SCHEMA.names[1:]}
     offset = 0
