@@ -71,6 +71,8 @@ def write_part(
     target_dir = Path(directory) / f"{partition}={rows.column(partition)[0].as_py().isoformat()}"
     target_dir.mkdir(parents=True, exist_ok=True)
     data = rows.drop_columns([partition])
+    if metadata:
+        data = data.replace_schema_metadata(metadata)
     encoded = [pa.types.is_dictionary(t) for t in data.schema.types]
     if any(encoded):
         data = pa.table(
@@ -88,14 +90,15 @@ def write_part(
         store_schema=not any(encoded),
     ) as writer:
         writer.write_table(data)
-        if metadata:
+        if metadata:  # in the footer itself too: without Arrow's schema, the schema's metadata is not written
             writer.add_key_value_metadata(metadata)
     written.replace(target)
 
 
 def _own_values(column: pa.ChunkedArray) -> pa.DictionaryArray:
-    """A dictionary-encoded column with only the dictionary values its rows use; a row whose
-    value is null has a null index (Parquet's writer takes no null in a dictionary)."""
+    """A dictionary-encoded column (its chunks of one dictionary, as the replay's are) with only the
+    dictionary values its rows use; a row whose value is null has a null index (Parquet's writer
+    takes no null in a dictionary)."""
     column = column.combine_chunks()
     if not len(column.dictionary):  # every row null
         return column
@@ -105,9 +108,9 @@ def _own_values(column: pa.ChunkedArray) -> pa.DictionaryArray:
     valid &= pc.is_valid(column.dictionary).to_numpy(zero_copy_only=False)[codes]
     used = np.zeros(len(column.dictionary), bool)
     used[codes[valid]] = True
-    renumbered = (np.cumsum(used) - 1)[codes].astype(np.int32)
+    renumbered = (np.cumsum(used) - 1)[codes]
     return pa.DictionaryArray.from_arrays(
-        pa.array(renumbered, mask=~valid), column.dictionary.filter(pa.array(used))
+        pa.array(renumbered, column.type.index_type, mask=~valid), column.dictionary.filter(pa.array(used))
     )
 
 

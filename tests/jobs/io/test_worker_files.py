@@ -111,26 +111,45 @@ def test_a_batch_without_checked_lines_passes_whole_and_writes_nothing(tmp_path)
 
 def test_a_dictionary_column_is_written_as_text_with_only_the_values_its_file_uses(tmp_path):
     # the replay's workers hold a queue's and a file's text as a dictionary of the whole interval's
-    dictionary = pa.array(["/l/a.jsonl", "/l/b.jsonl", "/l/c.jsonl", None])
-    files = pa.DictionaryArray.from_arrays(pa.array([2, 0, 2, 3, None], pa.int32()), dictionary)
-    spec = OFFSET_COMMITS_REPLAYED
-    rows = pa.table(
-        {
-            "source_file": files,
-            "line_no": pa.array([1, 2, 3, 4, 5], pa.int64()),
-            "commit_date": pa.array([datetime(2026, 11, 21).date()] * 5, pa.date32()),
-        }
-    )
-    write_part(str(tmp_path), spec, rows, "part-0", {FILE_METADATA_KEY: b"/l/a.jsonl"})
-    (file,) = tmp_path.rglob("*.parquet")
+    dictionary = pa.array(["/l/a.jsonl", "/l/b.jsonl", "/l/c.jsonl"])
+    files = pa.DictionaryArray.from_arrays(pa.array([2, 0, 2, None], pa.int32()), dictionary)
+    (file,) = _written(tmp_path, files, {FILE_METADATA_KEY: b"/l/a.jsonl"})
     assert pq.read_schema(file).field("source_file").type == pa.string()  # text to every reader
     assert pq.read_table(file).column("source_file").to_pylist() == [
         "/l/c.jsonl",
         "/l/a.jsonl",
         "/l/c.jsonl",
         None,
-        None,
     ]
-    stored = pq.ParquetFile(file, read_dictionary=["source_file"]).read().column("source_file").chunk(0)
-    assert stored.dictionary.to_pylist() == ["/l/a.jsonl", "/l/c.jsonl"]  # not b.jsonl, nor the null
+    assert _stored_dictionary(file) == ["/l/a.jsonl", "/l/c.jsonl"]  # not b.jsonl
     assert pq.read_metadata(file).metadata[FILE_METADATA_KEY] == b"/l/a.jsonl"
+
+
+def test_a_null_among_a_dictionarys_values_is_written_as_a_null_row(tmp_path):
+    files = pa.DictionaryArray.from_arrays(pa.array([1, 0], pa.int32()), pa.array(["/l/a.jsonl", None]))
+    (file,) = _written(tmp_path, files)
+    assert pq.read_table(file).column("source_file").to_pylist() == [None, "/l/a.jsonl"]
+    assert _stored_dictionary(file) == ["/l/a.jsonl"]
+
+
+def _written(directory, source_file: pa.Array, metadata: dict | None = None) -> list:
+    rows = pa.table(
+        {
+            "source_file": source_file,
+            "line_no": pa.array(range(len(source_file)), pa.int64()),
+            "commit_date": pa.array([datetime(2026, 11, 21).date()] * len(source_file), pa.date32()),
+        }
+    )
+    write_part(str(directory), OFFSET_COMMITS_REPLAYED, rows, "part-0", metadata)
+    return list(directory.rglob("*.parquet"))
+
+
+def _stored_dictionary(file) -> list:
+    """The text values the file's dictionary page holds."""
+    return (
+        pq.ParquetFile(file, read_dictionary=["source_file"])
+        .read()
+        .column("source_file")
+        .chunk(0)
+        .dictionary.to_pylist()
+    )
