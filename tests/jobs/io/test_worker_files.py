@@ -1,5 +1,6 @@
 """The commit reader writing the rows of the lines it checked itself: the rows Spark would land, files that a
-re-run rewrites under the same names, and an accounting read from their footers."""
+re-run rewrites under the same names, and an accounting read from their footers. And the replay's workers' text,
+held as dictionaries, written as text with each file's own values."""
 
 from __future__ import annotations
 
