@@ -8,7 +8,8 @@ largest, in each partition of a shuffle (:func:`repeated_hashes`). The predicate
 Expectations' semantics for the same expectations (jobs.quality.gx_adapter declares them for
 GE, and a test holds both engines to the same outcomes): a null passes every kind but
 ``not_null``; ``between`` is inclusive unless ``strict_max``; ``pair_at_least`` ignores a row
-where either value is missing.
+where either value is missing. Where the table's files record statistics (schemas.statistics),
+:func:`settled` tells the predicates they prove no row breaks, which need no scan.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from schemas.quality import Expectation, Param, resolve
+from schemas.statistics import ColumnStatistics, TableStatistics
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,46 @@ def violations(expectation: Expectation, params: Mapping[Param, object]) -> list
     if expectation.kind == "unique":
         return []
     raise ValueError(f"unknown expectation kind {expectation.kind!r}")
+
+
+def settled(
+    expectation: Expectation, params: Mapping[Param, object], statistics: TableStatistics | None
+) -> list[bool]:
+    """For each of ``violations(expectation, params)``: True where the files' ``statistics`` prove
+    that no row breaks it, so it needs no scan. A column's nulls settle ``not_null``, and its
+    bounds ``between`` (a null passes it, so a column of nulls only holds it too); sets and pairs
+    are never settled this way (the log records no bounds of text, nor of pairs)."""
+    if expectation.kind == "unique":
+        return []
+    if expectation.kind == "pair_at_least":
+        return [False]
+    if statistics is None or expectation.kind == "in_set":
+        return [False] * len(expectation.columns)
+    proven = []
+    for column in expectation.columns:
+        known = statistics.columns.get(column)
+        if known is None or known.nulls is None:
+            proven.append(False)
+        elif expectation.kind == "not_null":
+            proven.append(known.nulls == 0)
+        else:
+            low, high = resolve(expectation.min_value, params), resolve(expectation.max_value, params)
+            proven.append(
+                known.nulls == statistics.rows or _within_bounds(known, low, high, expectation.strict_max)
+            )
+    return proven
+
+
+def _within_bounds(known: ColumnStatistics, low, high, strict_max: bool) -> bool:
+    """True when ``known``'s bounds lie in ``[low, high]`` (``[low, high)`` when ``strict_max``)."""
+    if known.low is None or known.high is None:
+        return False
+    try:
+        above_low = low is None or known.low >= low
+        below_high = high is None or (known.high < high if strict_max else known.high <= high)
+    except TypeError:  # a bound of another type than the column's (a date against a timestamp)
+        return False
+    return above_low and below_high
 
 
 def repeated_values(hashes: np.ndarray) -> np.ndarray:

@@ -44,6 +44,7 @@ from jobs.io.engines import (
 from jobs.io.engines.delta_rs import DeltaRsEngine
 from jobs.io.engines.native import NativeDeltaEngine
 from jobs.runtime.session import native_delta_available
+from schemas.statistics import TableStatistics
 from schemas.tables import QUEUE_KEY, TableSpec
 
 EngineName = Literal["auto", "spark", "delta-rs"]
@@ -103,6 +104,15 @@ class Lake:
         if start is not None or end is not None:
             require_event_time(spec)  # also where the engine would settle the count without a scan
         return self._engine.row_count(self.path(spec), spec, start, end) if self.exists(spec) else 0
+
+    def statistics(
+        self, spec: TableSpec, *, start: datetime | None = None, end: datetime | None = None
+    ) -> TableStatistics | None:
+        """What the Delta log's file statistics tell of the rows :meth:`read` gives for the same
+        range (schemas.statistics), without a scan; None where the engine does not read them."""
+        if not self.exists(spec):
+            return TableStatistics(0, True)
+        return self._engine.statistics(self.path(spec), spec, start, end)
 
     def worker_dir(self, spec: TableSpec, name: str) -> str | None:
         """A local directory where code outside Spark (a Python worker) may write Parquet files

@@ -127,9 +127,13 @@ class SuiteRunner:
             cached.unpersist()
 
     def run_all(
-        self, tables: Sequence[tuple[DataFrame, TableSuite]], params: Mapping[Param, object]
+        self,
+        tables: Sequence[tuple[DataFrame, TableSuite]],
+        params: Mapping[Param, object],
+        statistics=None,
     ) -> list[tuple[int, list[ExpectationOutcome]]]:
-        """For each (frame, suite) of ``tables``, as :meth:`run` gives it: one table after the other."""
+        """For each (frame, suite) of ``tables``, as :meth:`run` gives it: one table after the other,
+        every expectation measured by Great Expectations (``statistics`` settle none here)."""
         return [self.run(df, suite, params) for df, suite in tables]
 
     def validate(

@@ -5,7 +5,10 @@ Great Expectations' Spark engine (jobs.quality.gx_adapter) runs a Spark job per 
 and column, each a scan of the table: on a large interval the audit took longer than every
 other stage together (docs/experiments.md, "The audit in one pass"). This runner gives the
 same outcomes, message for message (a test holds the two engines to it). Each table is scanned
-once for its expectations' counts, all tables in one action; its keys once more for their
+once for its expectations' counts, all tables in one action, but for those its files' Delta
+statistics settle (no null in a column, every value within a range: pipelines.expectations.settled),
+which are not counted, and a table they settle whole, rows included, is not scanned for them
+(docs/experiments.md, "Expectations settled by the Delta log's statistics"); its keys once more for their
 uniqueness: its keys' hashes, collected with other tables' and sorted on the driver (a table too
 large for the driver's share: shuffled, each partition sorting its own); and a small scan per
 failed expectation for its sample.
@@ -27,11 +30,13 @@ from pipelines.expectations import (
     any_present,
     repeated_hashes,
     repeated_values,
+    settled,
     unique_subject,
     violation_counts,
     violations,
 )
 from schemas.quality import Expectation, Param, TableSuite
+from schemas.statistics import TableStatistics
 
 _KEY_HASH = "_key_hash"
 _CHECK = "_check"
@@ -173,18 +178,42 @@ class OnePassRunner:
         sample = [{"column": subject, "value": value(r)} for r in found for _ in range(r["count"])]
         return subject, rows, tuple(sample[: self.sample_size])
 
-    def _counts(self, tables: Sequence[tuple[DataFrame, TableSuite]], measured) -> list[list[int]]:
-        """Each table's rows, then how many rows break each of its violations: one action for all."""
-        frames = [
-            df.agg(
-                F.array(F.count(F.lit(1)), *violation_counts([v for _, found in suite for v in found])).alias(
-                    "_counts"
-                )
-            ).select(F.lit(n).alias("_table"), "_counts")
-            for n, ((df, _), suite) in enumerate(zip(tables, measured, strict=True))
-        ]
-        by_table = {r["_table"]: r["_counts"] for r in reduce(DataFrame.unionByName, frames).collect()}
-        return [by_table[n] for n in range(len(tables))]
+    def _counts(
+        self,
+        tables: Sequence[tuple[DataFrame, TableSuite]],
+        measured,
+        statistics: Sequence[TableStatistics | None],
+    ) -> list[list[int]]:
+        """Each table's rows, then how many rows break each of its violations: those its files'
+        ``statistics`` settle are none, the rest counted in one action for all tables (a table whose
+        statistics settle everything, its rows included, is not scanned)."""
+        scanned: dict[int, tuple[list[bool], DataFrame]] = {}
+        counts: list[list[int]] = []
+        for n, ((df, _), suite, known) in enumerate(zip(tables, measured, statistics, strict=True)):
+            settled_ones = [flag for _, _, flags in suite for flag in flags]
+            if all(settled_ones) and known is not None and known.exact:
+                counts.append([known.rows, *[0] * len(settled_ones)])
+                continue
+            counted = [
+                v for _, found, flags in suite for v, flag in zip(found, flags, strict=True) if not flag
+            ]
+            scanned[n] = (
+                settled_ones,
+                df.agg(F.array(F.count(F.lit(1)), *violation_counts(counted)).alias("_counts")).select(
+                    F.lit(n).alias("_table"), "_counts"
+                ),
+            )
+            counts.append([])
+        if scanned:
+            frames = [frame for _, frame in scanned.values()]
+            for row in reduce(DataFrame.unionByName, frames).collect():
+                settled_ones, _ = scanned[row["_table"]]
+                broken = iter(row["_counts"][1:])
+                counts[row["_table"]] = [
+                    row["_counts"][0],
+                    *[0 if flag else next(broken) for flag in settled_ones],
+                ]
+        return counts
 
     def validate(
         self, df: DataFrame, suite: TableSuite, params: Mapping[Param, object]
@@ -199,17 +228,26 @@ class OnePassRunner:
         return self.run_all([(df, suite)], params)[0]
 
     def run_all(
-        self, tables: Sequence[tuple[DataFrame, TableSuite]], params: Mapping[Param, object]
+        self,
+        tables: Sequence[tuple[DataFrame, TableSuite]],
+        params: Mapping[Param, object],
+        statistics: Sequence[TableStatistics | None] | None = None,
     ) -> list[tuple[int, list[ExpectationOutcome]]]:
-        """For each (frame, suite) of ``tables``, as :meth:`run` gives it."""
+        """For each (frame, suite) of ``tables``, as :meth:`run` gives it; ``statistics``: what the
+        Delta log tells of each frame's files, where it is read (an expectation they settle is not
+        counted in a scan: pipelines.expectations.settled)."""
         if not tables:
             return []
-        measured = [[(e, violations(e, params)) for e in suite.expectations] for _, suite in tables]
-        counts = self._counts(tables, measured)
+        known = list(statistics) if statistics is not None else [None] * len(tables)
+        measured = [
+            [(e, violations(e, params), settled(e, params, stats)) for e in suite.expectations]
+            for (_, suite), stats in zip(tables, known, strict=True)
+        ]
+        counts = self._counts(tables, measured, known)
         unique = {
             (t, n): _hashed_keys(tables[t][0], e)
             for t, suite in enumerate(measured)
-            for n, (e, _) in enumerate(suite)
+            for n, (e, _, _) in enumerate(suite)
             if e.kind == "unique" and counts[t][0]
         }
         shared = self._repeated(unique, [c[0] for c in counts])
@@ -221,7 +259,7 @@ class OnePassRunner:
                 continue
             broken = iter(counted[1:])
             outcomes = []
-            for n, (expectation, found) in enumerate(found_in):
+            for n, (expectation, found, _) in enumerate(found_in):
                 if expectation.kind == "unique":
                     hashed = unique[(t, n)]
                     failures = [self._duplicates(hashed, expectation, shared.get((t, n)))]

@@ -35,8 +35,9 @@ class ExpectationEngine(Protocol):
         """The rows of ``df`` and one outcome per expectation of ``suite`` (none for no rows)."""
         ...
 
-    def run_all(self, tables, params) -> list[tuple[int, list[ExpectationOutcome]]]:
-        """:meth:`run` of each (frame, suite) of ``tables``, in their order."""
+    def run_all(self, tables, params, statistics=None) -> list[tuple[int, list[ExpectationOutcome]]]:
+        """:meth:`run` of each (frame, suite) of ``tables``, in their order (``statistics``: the
+        Delta log's of each frame's files, or None; an engine may settle expectations from them)."""
         ...
 
 

@@ -27,6 +27,7 @@ from pipelines.marts.exposure import DAY
 from pipelines.marts.windows import window_start
 from schemas.config import StatusSettings
 from schemas.quality import SUITES, Param, QualitySettings, TableSuite
+from schemas.statistics import TableStatistics
 
 log = logging.getLogger("offsetlake.quality.suites")
 SAMPLE_SIZE = 10
@@ -66,18 +67,23 @@ def interval_params(
     }
 
 
-def audited_frame(lake: Lake, suite: TableSuite, start: datetime, end: datetime) -> DataFrame | None:
-    """The rows ``suite`` is checked on, or None when the table does not exist."""
+def audited_frame(
+    lake: Lake, suite: TableSuite, start: datetime, end: datetime
+) -> tuple[DataFrame, TableStatistics | None] | None:
+    """The rows ``suite`` is checked on, with what the Delta log's statistics tell of them
+    (Lake.statistics); None when the table does not exist."""
     spec = suite.table
     staging = lake.staging()
     if spec.layer == "gold" and staging.exists(spec):
-        return staging.read(spec)
+        return staging.read(spec), staging.statistics(spec)
     if not lake.exists(spec):
         return None
     if spec.event_time is None:
         as_of = F.col("as_of")
-        return lake.read(spec).where((as_of >= F.lit(start)) & (as_of <= F.lit(end)))
-    return lake.read(spec, start=start, end=end)
+        known = lake.statistics(spec)
+        in_interval = lake.read(spec).where((as_of >= F.lit(start)) & (as_of <= F.lit(end)))
+        return in_interval, known.inexact() if known is not None else None
+    return lake.read(spec, start=start, end=end), lake.statistics(spec, start=start, end=end)
 
 
 def _result(
@@ -122,18 +128,19 @@ def _suite_results(
 
 def validate_suites(
     runner: ExpectationEngine,
-    frames: Sequence[tuple[TableSuite, DataFrame | None]],
+    frames: Sequence[tuple[TableSuite, tuple[DataFrame, TableStatistics | None] | None]],
     quality: QualitySettings,
     params,
 ) -> list[CheckResult]:
-    """Every suite's check results on its frame (None: the table does not exist), the present ones
-    measured together (``runner.run_all``)."""
-    present = [(df, suite) for suite, df in frames if df is not None]
-    measured = iter(runner.run_all(present, params))
+    """Every suite's check results on its frame and its files' statistics (None: the table does
+    not exist), the present ones measured together (``runner.run_all``)."""
+    present = [(suite, found) for suite, found in frames if found is not None]
+    tables = [(df, suite) for suite, (df, _) in present]
+    measured = iter(runner.run_all(tables, params, [known for _, (_, known) in present]))
     results: list[CheckResult] = []
-    for suite, df in frames:
-        rows, outcomes = next(measured) if df is not None else (0, [])
-        results.extend(_suite_results(suite, rows, outcomes, quality, absent=df is None))
+    for suite, found in frames:
+        rows, outcomes = next(measured) if found is not None else (0, [])
+        results.extend(_suite_results(suite, rows, outcomes, quality, absent=found is None))
     return results
 
 

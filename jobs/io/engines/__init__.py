@@ -12,6 +12,7 @@ from typing import Protocol
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from schemas.statistics import TableStatistics
 from schemas.tables import TableSpec
 
 
@@ -25,6 +26,13 @@ class DeltaEngine(Protocol):
         ...
 
     def row_count(self, path: str, spec: TableSpec, start: datetime | None, end: datetime | None) -> int: ...
+
+    def statistics(
+        self, path: str, spec: TableSpec, start: datetime | None, end: datetime | None
+    ) -> TableStatistics | None:
+        """The Delta log's statistics of the files a read of ``[start, end)`` takes, without a
+        scan; None where the engine does not read them."""
+        ...
 
     def version(self, path: str) -> int:
         """The table's latest Delta version."""

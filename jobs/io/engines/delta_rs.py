@@ -42,6 +42,7 @@ from jobs.io.engines import (
     rows_in_range,
 )
 from schemas.instants import parse_utc, utc
+from schemas.statistics import ColumnStatistics, TableStatistics
 from schemas.tables import TableSpec
 
 log = logging.getLogger(__name__)
@@ -76,32 +77,70 @@ def _stat_value(value, is_max: bool):
 
 
 def file_stats(file: Path, spec: TableSpec) -> str:
-    """Delta ``stats`` JSON for one Parquet file, from its footer."""
+    """Delta ``stats`` JSON for one Parquet file, from its footer. A column some row group has no
+    statistics for gets none in the file's: a partial null count or range would let a reader skip
+    the file for rows it holds."""
     meta = pq.ParquetFile(file).metadata
     stat_columns = {f.name for f in spec.schema.fields if isinstance(f.dataType, _STAT_TYPES)}
     mins: dict[str, object] = {}
     maxs: dict[str, object] = {}
     nulls: dict[str, int] = {}
+    no_nulls: set[str] = set()  # columns some row group counts no nulls of
+    no_range: set[str] = set()  # columns some row group holds values of but no range
     for rg in range(meta.num_row_groups):
         group = meta.row_group(rg)
         for c in range(group.num_columns):
             column = group.column(c)
             name = column.path_in_schema
             stats = column.statistics
-            if stats is None:
+            if stats is None or not stats.has_null_count:
+                no_nulls.add(name)
+                no_range.add(name)
                 continue
-            nulls[name] = nulls.get(name, 0) + (stats.null_count or 0)
-            if name in stat_columns and stats.has_min_max:
+            nulls[name] = nulls.get(name, 0) + stats.null_count
+            if name not in stat_columns:
+                continue
+            if stats.has_min_max:
                 mins[name] = stats.min if name not in mins else min(mins[name], stats.min)
                 maxs[name] = stats.max if name not in maxs else max(maxs[name], stats.max)
+            elif stats.null_count < group.num_rows:
+                no_range.add(name)
     return json.dumps(
         {
             "numRecords": meta.num_rows,
-            "minValues": {k: _stat_value(v, False) for k, v in mins.items()},
-            "maxValues": {k: _stat_value(v, True) for k, v in maxs.items()},
-            "nullCount": nulls,
+            "minValues": {k: _stat_value(v, False) for k, v in mins.items() if k not in no_range},
+            "maxValues": {k: _stat_value(v, True) for k, v in maxs.items() if k not in no_range},
+            "nullCount": {k: v for k, v in nulls.items() if k not in no_nulls},
         }
     )
+
+
+def _column_statistics(action: dict, name: str, rows: int, partition: bool) -> ColumnStatistics | None:
+    """One file's statistics of column ``name`` (its value, for a partition column); None when
+    the file records none. A timestamp's upper bound is its statistic plus a millisecond: writers
+    round it to milliseconds, some down."""
+    if partition:
+        value = action.get(f"partition.{name}")
+        return ColumnStatistics(rows, None, None) if value is None else ColumnStatistics(0, value, value)
+    nulls = action.get(f"null_count.{name}")
+    if nulls is None:
+        return None
+    low, high = action.get(f"min.{name}"), action.get(f"max.{name}")
+    if nulls < rows and (low is None or high is None):
+        return ColumnStatistics(nulls)  # values but no range: the nulls alone
+    if isinstance(high, datetime):  # and a timestamp's lower bound is a statistic rounded down
+        low, high = utc(low), utc(high) + timedelta(milliseconds=1)
+    return ColumnStatistics(nulls, low, high)
+
+
+def _summed(files: list[tuple[int, ColumnStatistics]]) -> ColumnStatistics:
+    """A column over several files (each with its rows): their nulls summed, their ranges joined;
+    no range when one file holding values records none."""
+    nulls = sum(found.nulls for _, found in files)
+    valued = [found for rows, found in files if found.nulls < rows]
+    if not valued or any(found.low is None or found.high is None for found in valued):
+        return ColumnStatistics(nulls)
+    return ColumnStatistics(nulls, min(found.low for found in valued), max(found.high for found in valued))
 
 
 def _partition_values(relative: Path) -> dict[str, str | None]:
@@ -201,6 +240,7 @@ class DeltaRsEngine:
                     "max": _parse_stat(action.get(f"max.{event}")) if event else None,
                     "rows": action.get("num_records"),
                     "null_times": action.get(f"null_count.{event}") if event else None,
+                    "action": action,
                 }
             )
         return files
@@ -243,6 +283,29 @@ class DeltaRsEngine:
         if scanned:
             rows += rows_in_range(self._read_files(path, spec, scanned), spec, start, end).count()
         return rows
+
+    def statistics(
+        self, path: str, spec: TableSpec, start: datetime | None, end: datetime | None
+    ) -> TableStatistics | None:
+        """The log's statistics of the files a read of ``[start, end)`` takes; None when one of
+        them records no row count."""
+        files = [
+            f
+            for f in self._active_files(DeltaTable(str(_local_path(path))), spec)
+            if self._overlaps(f, start, end)
+        ]
+        if any(f["rows"] is None for f in files):
+            return None
+        columns = {}
+        for name in spec.columns:
+            found = [
+                _column_statistics(f["action"], name, f["rows"], name in spec.partition_by) for f in files
+            ]
+            if all(c is not None for c in found):
+                columns[name] = _summed([(f["rows"], c) for f, c in zip(files, found, strict=True)])
+        return TableStatistics(
+            sum(f["rows"] for f in files), all(self._within(f, start, end) for f in files), columns
+        )
 
     def _read_files(self, path: str, spec: TableSpec, files: list[dict]) -> DataFrame:
         if not files:

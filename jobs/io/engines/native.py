@@ -51,6 +51,9 @@ class NativeDeltaEngine:
     def row_count(self, path: str, spec: TableSpec, start: datetime | None, end: datetime | None) -> int:
         return rows_in_range(self.spark.read.format("delta").load(path), spec, start, end).count()
 
+    def statistics(self, path: str, spec: TableSpec, start: datetime | None, end: datetime | None) -> None:
+        return None  # Spark's Delta reader keeps its files' statistics to itself
+
     def version(self, path: str) -> int:
         from delta.tables import DeltaTable  # delta-spark is optional (the native-delta extra)
 

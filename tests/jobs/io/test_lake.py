@@ -315,6 +315,71 @@ def test_a_range_the_statistics_settle_is_counted_without_reading_a_file(spark, 
     assert read == [1]
 
 
+def test_the_logs_statistics_bound_what_a_read_of_a_range_holds(spark, lake):
+    if lake.engine_name != "delta-rs":
+        assert lake.statistics(SPEC) is None  # Spark's Delta reader does not tell them
+        return
+    from schemas.statistics import ColumnStatistics, TableStatistics
+
+    assert lake.statistics(SPEC) == TableStatistics(0, True)  # no table: no rows
+    late = ts(21, 10).replace(microsecond=400)
+    lake.append(SPEC, one_file(spark, [row("a", ts(21, 9), 1), row("b", late, None, queue_id=None)]))
+    lake.append(
+        SPEC, one_file(spark, [row("c", ts(21, 10, 30), 3), row("d", ts(22, 1), 4)])
+    )  # two dates: two files
+    whole = lake.statistics(SPEC)
+    assert (whole.rows, whole.exact) == (4, True)
+    assert whole.columns["offset"] == ColumnStatistics(1, 1, 4)
+    assert whole.columns["queue_id"] == ColumnStatistics(1, 0, 0)
+    assert whole.columns["event_id"] == ColumnStatistics(0)  # text: its nulls only
+    assert whole.columns["event_date"] == ColumnStatistics(0, date(2026, 11, 21), date(2026, 11, 22))
+    # a timestamp's statistics are milliseconds: its upper bound is one past the file's
+    assert whole.columns["event_at"] == ColumnStatistics(0, ts(21, 9), ts(22, 1).replace(microsecond=1000))
+
+    some = lake.statistics(SPEC, start=ts(21, 10), end=ts(21, 11))  # the first file reaches before the range
+    assert (some.rows, some.exact, some.columns["offset"]) == (3, False, ColumnStatistics(1, 1, 3))
+    inside = lake.statistics(SPEC, start=ts(21, 10, 30), end=ts(21, 10, 31))
+    assert (
+        (inside.rows, inside.exact)
+        == (1, True)
+        == (lake.read(SPEC, start=ts(21, 10, 30), end=ts(21, 10, 31)).count(), True)
+    )
+
+
+def test_a_column_some_row_group_has_no_statistics_for_gets_none_in_the_files(tmp_path, monkeypatch):
+    """A partial null count or range would let a reader skip the file for a row it holds."""
+    from types import SimpleNamespace as Stats
+
+    from jobs.io.engines import delta_rs
+
+    def group(offset_stats):
+        columns = [
+            Stats(
+                path_in_schema="queue_id",
+                statistics=Stats(has_null_count=True, null_count=0, has_min_max=True, min=1, max=2),
+            ),
+            Stats(path_in_schema="offset", statistics=offset_stats),
+        ]
+        return Stats(num_rows=2, num_columns=2, column=columns.__getitem__)
+
+    groups = [
+        group(Stats(has_null_count=True, null_count=0, has_min_max=True, min=5, max=9)),
+        group(None),  # this row group's writer kept no statistics of the column
+    ]
+    meta = Stats(num_rows=4, num_row_groups=2, row_group=groups.__getitem__)
+    monkeypatch.setattr(delta_rs.pq, "ParquetFile", lambda file: Stats(metadata=meta))
+    stats = json.loads(delta_rs.file_stats(tmp_path / "part.parquet", SPEC))
+    assert stats == {
+        "numRecords": 4,
+        "minValues": {"queue_id": 1},
+        "maxValues": {"queue_id": 2},
+        "nullCount": {"queue_id": 0},
+    }
+    groups[1] = group(Stats(has_null_count=True, null_count=1, has_min_max=False))  # a value, no range
+    stats = json.loads(delta_rs.file_stats(tmp_path / "part.parquet", SPEC))
+    assert stats["nullCount"] == {"queue_id": 0, "offset": 1} and "offset" not in stats["minValues"]
+
+
 @pytest.mark.parametrize("write", ["replace_range", "merge"])
 def test_a_column_a_later_version_declares_joins_a_table_an_earlier_one_wrote(spark, lake, write):
     earlier = TableSpec(

@@ -262,3 +262,72 @@ def test_tables_hashes_go_to_the_driver_in_batches_the_largest_alone_shuffled(mo
         [(2, 1)],
     )
     assert one_pass.driver_batches({}) == ([], [])
+
+
+def test_the_lakes_statistics_settle_what_they_prove_and_leave_every_outcome_as_a_scan_gives_it(
+    spark, tmp_path
+):
+    """On a real Delta table (the embedded engine's statistics), a suite measured with its files'
+    statistics gives what it gives without them, failures and samples included."""
+    from jobs.io.lake import Lake
+    from pipelines.expectations import settled
+
+    lake = Lake(spark, tmp_path / "lake", engine="delta-rs")
+    rows = [
+        {},
+        {},
+        {"queue_id": 70000},
+        {"queue_id": 3, "offset": -1},
+        {"queue_id": 4, "snapshot_source": "tmp"},
+    ]
+    lake.append(t.OFFSET_SNAPSHOTS, frame(spark, t.OFFSET_SNAPSHOTS, rows, SNAPSHOT).coalesce(1))
+    lake.append(t.OFFSET_SNAPSHOTS, frame(spark, t.OFFSET_SNAPSHOTS, [{"queue_id": 5}], SNAPSHOT))
+    df = lake.read(t.OFFSET_SNAPSHOTS, start=START, end=END)
+    known = lake.statistics(t.OFFSET_SNAPSHOTS, start=START, end=END)
+    suite = SUITE["bronze.offset_snapshots"]
+    assert known.rows == 6 and known.exact
+    by_name = {e.name: settled(e, PARAMS, known) for e in suite.expectations}
+    assert all(by_name["keys_not_null"]) and by_name["partition_in_interval"] == [True]
+    assert by_name["queue_ids_in_range"] == [False] and by_name["offsets_in_range"] == [False]
+
+    runner = OnePassRunner(sample_size=10)
+    with_statistics = runner.run_all([(df, suite)], PARAMS, [known])
+    assert [(n, _measured(o)) for n, o in with_statistics] == [
+        (n, _measured(o)) for n, o in runner.run_all([(df, suite)], PARAMS)
+    ]
+    failed = {o.check_name.rsplit(".", 1)[1] for o in with_statistics[0][1] if not o.is_success}
+    assert failed == {"keys_unique", "queue_ids_in_range", "offsets_in_range", "snapshot_source_known"}
+
+
+def test_an_expectation_the_statistics_settle_is_not_scanned(spark):
+    """The statistics are taken at their word: a null they do not count is not looked for, and a
+    table they settle whole (its rows counted, every expectation but uniqueness) is read for its keys only."""
+    from schemas.statistics import ColumnStatistics, TableStatistics
+
+    suite = SUITE["bronze.offset_snapshots"]
+    df = frame(spark, t.OFFSET_SNAPSHOTS, [{}, {"queue_id": 1, "cluster": None}], SNAPSHOT)
+    no_nulls = TableStatistics(2, True, {"cluster": ColumnStatistics(0)})
+    found = {
+        o.check_name.rsplit(".", 1)[1]: o
+        for o in OnePassRunner().run_all([(df, suite)], PARAMS, [no_nulls])[0][1]
+    }
+    assert found["keys_not_null"].is_success
+    assert not OnePassRunner().run(df, suite, PARAMS)[1][0].is_success  # without them: the null is found
+
+    by_group = SUITE["gold.consumer_lag_by_group"]
+    lag = frame(spark, t.CONSUMER_LAG_BY_GROUP, [], {})
+    inside = {
+        "timestamp": at(5),
+        "date": date(2026, 11, 21),
+        "int": 1,
+        "bigint": 1,
+    }  # other types: nulls only
+    whole = TableStatistics(3, True, {
+        f.name: ColumnStatistics(0, inside.get(f.dataType.simpleString()), inside.get(f.dataType.simpleString()))
+        for f in t.CONSUMER_LAG_BY_GROUP.schema.fields
+    })  # fmt: skip
+    rows, outcomes = OnePassRunner().run_all([(lag, by_group)], PARAMS, [whole])[0]
+    assert rows == 3 and [o.check_name for o in outcomes if not o.is_success] == []
+    assert (
+        OnePassRunner().run_all([(lag, by_group)], PARAMS, [whole.inexact()])[0][0] == 0
+    )  # counted: no rows
