@@ -76,7 +76,7 @@ def settled(
     """For each of ``violations(expectation, params)``: True where the files' ``statistics`` prove
     that no row breaks it, so it needs no scan. A column's nulls settle ``not_null``, and its
     bounds ``between`` (a null passes it, so a column of nulls only holds it too); sets and pairs
-    are never settled this way (the log records no bounds of text, nor of pairs)."""
+    are never settled this way (the statistics bound no text, and no pair of columns)."""
     if expectation.kind == "unique":
         return []
     if expectation.kind == "pair_at_least":

@@ -115,20 +115,31 @@ def file_stats(file: Path, spec: TableSpec) -> str:
     )
 
 
-def _column_statistics(action: dict, name: str, rows: int, partition: bool) -> ColumnStatistics | None:
-    """One file's statistics of column ``name`` (its value, for a partition column); None when
-    the file records none. A timestamp's upper bound is its statistic plus a millisecond: writers
-    round it to milliseconds, some down."""
-    if partition:
-        value = action.get(f"partition.{name}")
-        return ColumnStatistics(rows, None, None) if value is None else ColumnStatistics(0, value, value)
+def _statistics_kind(field, spec: TableSpec) -> str:
+    """What the log's statistics tell of a column (see _column_statistics)."""
+    if field.name in spec.partition_by:
+        return "partition"
+    return "ranged" if isinstance(field.dataType, _STAT_TYPES) else "nulls"
+
+
+def _column_statistics(action: dict, name: str, rows: int, kind: str) -> ColumnStatistics | None:
+    """One file's statistics of column ``name`` (``kind``: "partition" for its value, "ranged" for
+    its nulls and range, else its nulls alone); None when the file records none. Only integers,
+    dates and timestamps get a range: a text's statistics may be cut short, and a float's leave
+    NaN out, which Spark orders above every number. A timestamp's upper bound is its statistic
+    plus a millisecond (writers round it to milliseconds, some down; the lower one, down)."""
+    if kind == "partition":
+        if f"partition.{name}" not in action:  # the file was not written partitioned by it
+            return None
+        value = action[f"partition.{name}"]
+        return ColumnStatistics(rows) if value is None else ColumnStatistics(0, value, value)
     nulls = action.get(f"null_count.{name}")
     if nulls is None:
         return None
     low, high = action.get(f"min.{name}"), action.get(f"max.{name}")
-    if nulls < rows and (low is None or high is None):
-        return ColumnStatistics(nulls)  # values but no range: the nulls alone
-    if isinstance(high, datetime):  # and a timestamp's lower bound is a statistic rounded down
+    if kind != "ranged" or (nulls < rows and (low is None or high is None)):
+        return ColumnStatistics(nulls)  # the nulls alone
+    if isinstance(high, datetime):
         low, high = utc(low), utc(high) + timedelta(milliseconds=1)
     return ColumnStatistics(nulls, low, high)
 
@@ -249,8 +260,10 @@ class DeltaRsEngine:
     def _overlaps(file: dict, start: datetime | None, end: datetime | None) -> bool:
         if file["min"] is None or file["max"] is None:
             return True
+        # a maximum some writers round down may hide a row up to a millisecond after it
         return not (
-            (start is not None and file["max"] < utc(start)) or (end is not None and file["min"] >= utc(end))
+            (start is not None and file["max"] + timedelta(milliseconds=1) <= utc(start))
+            or (end is not None and file["min"] >= utc(end))
         )
 
     @staticmethod
@@ -296,11 +309,11 @@ class DeltaRsEngine:
         ]
         if any(f["rows"] is None for f in files):
             return None
+        files = [f for f in files if f["rows"]]  # a file of no rows records no column statistics
         columns = {}
-        for name in spec.columns:
-            found = [
-                _column_statistics(f["action"], name, f["rows"], name in spec.partition_by) for f in files
-            ]
+        for field in spec.schema.fields:
+            name, kind = field.name, _statistics_kind(field, spec)
+            found = [_column_statistics(f["action"], name, f["rows"], kind) for f in files]
             if all(c is not None for c in found):
                 columns[name] = _summed([(f["rows"], c) for f, c in zip(files, found, strict=True)])
         return TableStatistics(
