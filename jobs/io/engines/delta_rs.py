@@ -129,7 +129,7 @@ def _column_statistics(action: dict, name: str, rows: int, kind: str) -> ColumnS
     NaN out, which Spark orders above every number. A timestamp's upper bound is its statistic
     plus a millisecond (writers round it to milliseconds, some down; the lower one, down)."""
     if kind == "partition":
-        if f"partition.{name}" not in action:  # the file was not written partitioned by it
+        if f"partition.{name}" not in action:  # the table is not partitioned by it
             return None
         value = action[f"partition.{name}"]
         return ColumnStatistics(rows) if value is None else ColumnStatistics(0, value, value)
@@ -465,11 +465,8 @@ class DeltaRsEngine:
         try:
             table = self._table(path, spec)
             touched = [f for f in self._active_files(table, spec) if self._overlaps(f, start, end)]
-            straddling = [
-                f
-                for f in touched
-                if f["min"] is None or f["max"] is None or f["min"] < utc(start) or f["max"] >= utc(end)
-            ]
+            # a file is dropped whole only when its statistics prove every row inside the range
+            straddling = [f for f in touched if not self._within(f, start, end)]
             new_rows = df
             if straddling:
                 column = F.col(spec.event_time)

@@ -296,6 +296,24 @@ def test_a_file_is_within_a_range_only_when_its_statistics_prove_it():
     assert not DeltaRsEngine._overlaps(file, at(2000), None)
 
 
+def test_a_replace_keeps_the_rows_past_its_end_that_a_rounded_down_maximum_hides(spark, lake, monkeypatch):
+    """Another writer's file may record its maximum event time rounded down to the millisecond: a range ending
+    inside that millisecond does not hold the file whole, so the file is rewritten, not dropped."""
+    if lake.engine_name != "delta-rs":
+        pytest.skip("the embedded engine's copy-on-write replace")
+    past_end = ts(21, 10).replace(microsecond=500)
+    lake.append(SPEC, one_file(spark, [row("a", ts(21, 10), 1), row("b", past_end, 2)]))
+    engine, listed = lake._engine, lake._engine._active_files
+
+    def rounded_down(table, spec):  # as a writer that truncates its statistics records them
+        return [{**f, "max": f["max"].replace(microsecond=0)} for f in listed(table, spec)]
+
+    monkeypatch.setattr(engine, "_active_files", rounded_down)
+    lake.replace_range(SPEC, None, ts(21, 9), ts(21, 10).replace(microsecond=300))
+    monkeypatch.undo()
+    assert {r.event_id for r in lake.read(SPEC).collect()} == {"b"}
+
+
 def test_the_log_bounds_integers_dates_and_timestamps_and_counts_the_nulls_of_the_rest():
     from jobs.io.engines.delta_rs import _column_statistics
     from schemas.statistics import ColumnStatistics
