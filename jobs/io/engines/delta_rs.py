@@ -76,6 +76,13 @@ def _stat_value(value, is_max: bool):
     return value
 
 
+def _latest(recorded_max: datetime) -> datetime:
+    """A bound past every event time of a file whose recorded maximum is ``recorded_max``: Delta's
+    timestamp statistics are milliseconds, and some writers round the maximum down (the embedded
+    one, up), so a row may lie up to a millisecond after it."""
+    return recorded_max + timedelta(milliseconds=1)
+
+
 def file_stats(file: Path, spec: TableSpec) -> str:
     """Delta ``stats`` JSON for one Parquet file, from its footer. A column some row group has no
     statistics for gets none in the file's: a partial null count or range would let a reader skip
@@ -126,8 +133,8 @@ def _column_statistics(action: dict, name: str, rows: int, kind: str) -> ColumnS
     """One file's statistics of column ``name`` (``kind``: "partition" for its value, "ranged" for
     its nulls and range, else its nulls alone); None when the file records none. Only integers,
     dates and timestamps get a range: a text's statistics may be cut short, and a float's leave
-    NaN out, which Spark orders above every number. A timestamp's upper bound is its statistic
-    plus a millisecond (writers round it to milliseconds, some down; the lower one, down)."""
+    NaN out, which Spark orders above every number. A timestamp's upper bound is :func:`_latest`
+    of its statistic (writers round its minimum down)."""
     if kind == "partition":
         if f"partition.{name}" not in action:  # the table is not partitioned by it
             return None
@@ -140,7 +147,7 @@ def _column_statistics(action: dict, name: str, rows: int, kind: str) -> ColumnS
     if kind != "ranged" or (nulls < rows and (low is None or high is None)):
         return ColumnStatistics(nulls)  # the nulls alone
     if isinstance(high, datetime):
-        low, high = utc(low), utc(high) + timedelta(milliseconds=1)
+        low, high = utc(low), _latest(utc(high))
     return ColumnStatistics(nulls, low, high)
 
 
@@ -260,26 +267,22 @@ class DeltaRsEngine:
     def _overlaps(file: dict, start: datetime | None, end: datetime | None) -> bool:
         if file["min"] is None or file["max"] is None:
             return True
-        # a maximum some writers round down may hide a row up to a millisecond after it
         return not (
-            (start is not None and file["max"] + timedelta(milliseconds=1) <= utc(start))
+            (start is not None and _latest(file["max"]) <= utc(start))
             or (end is not None and file["min"] >= utc(end))
         )
 
     @staticmethod
     def _within(file: dict, start: datetime | None, end: datetime | None) -> bool:
         """True when every row of ``file`` lies in ``[start, end)`` by its event-time statistics
-        (a row without an event time lies in no range).
-
-        A file's statistics are milliseconds; some writers floor the maximum (the embedded one
-        rounds it up): a maximum less than a millisecond before ``end`` does not prove it.
-        """
+        (a row without an event time lies in no range; its last row may lie past the recorded
+        maximum: :func:`_latest`)."""
         if start is None and end is None:
             return True
         if file["min"] is None or file["max"] is None or file.get("null_times") != 0:
             return False
         return (start is None or file["min"] >= utc(start)) and (
-            end is None or file["max"] + timedelta(milliseconds=1) <= utc(end)
+            end is None or _latest(file["max"]) <= utc(end)
         )
 
     def row_count(self, path: str, spec: TableSpec, start: datetime | None, end: datetime | None) -> int:
