@@ -243,6 +243,7 @@ def run_replay(
         broadcast_logged=_logged_at_most(files) <= settings.replay.broadcast_logged_commits,
         landed_files=_file_names(files),
         kernel_for=partial(ReplayWriter.for_ids, commits_dir, timeline_dir) if writes_itself else None,
+        kept_partitions=lake.spark.sparkContext.defaultParallelism,
     )
     # the silver tables Spark writes derive from the replayed state and its id dictionaries:
     # compute them once (Spark substitutes the cached rows wherever their plans recur)
@@ -295,8 +296,9 @@ def _explained(
     partitions, and each look-up of the explanation would scan every one of them: once
     checkpointed, they are read in one partition a core (docs/experiments.md, "The regressions in
     one partition a core"; coalesced after the checkpoint, not before, which would run the replay
-    beneath them in as few tasks where it has not run yet). A reset line a longer copy read again
-    counts once (``reread``: see _reread_lines)."""
+    beneath them in as few tasks where it has not run yet; on the embedded lake they come merged
+    already, from the replay's cached rows: see pipelines.replay.replay's ``kept_partitions``). A
+    reset line a longer copy read again counts once (``reread``: see _reread_lines)."""
     regressions = regressions.localCheckpoint().coalesce(lake.spark.sparkContext.defaultParallelism)
     lookback = timedelta(seconds=LOOKBACK_SECONDS + SLACK_SECONDS)
     return with_causes(

@@ -61,6 +61,7 @@ def replay(
     broadcast_logged: bool = False,
     landed_files: DataFrame | None = None,
     kernel_for: Callable[[EventIds], Callable] | None = None,
+    kept_partitions: int | None = None,
 ) -> ReplayResult:
     """Replay one interval's bronze commits and snapshots, continuing from ``seed``
     (``broadcast_logged``: see :func:`pipelines.replay.events.without_corroborating_logs`; ``landed_files``:
@@ -69,18 +70,24 @@ def replay(
     ``kernel_for``, given the interval's ids, returns a kernel that writes the replayed
     commits and the timeline itself and returns only the rows the regressions and the
     checkpoint read (see jobs.io.replay_writer); the result then has no ``commits`` or ``timeline``.
+    Those rows are few (a queue's last events and the regressions) but come in the replay's
+    shuffle partitions: with ``kept_partitions`` the regressions and the checkpoint read them
+    merged into that many, so that each of their steps runs that many tasks, not one a shuffle
+    partition (docs/experiments.md, "The replay's kept rows in one partition a core"). ``state``
+    stays as the kernel gives it, for the caller to compute (and cache) in every partition.
     """
     ids = EventIds.of(commits, snapshots, landed_files)
     events = ids.encode(build_events(commits, snapshots, broadcast_logged))
     kernel = kernel_for(ids) if kernel_for is not None else replay_batches
     state = with_replayed_state(events, ids.encode(seed, files=False, known_only=True), kernel)
+    kept = state.coalesce(kept_partitions) if kernel_for is not None and kept_partitions else state
     # the state keeps its ids (narrower to cache); the tables get the text back
-    decoded = ids.decode(state)
+    decoded = ids.decode(kept)
     return ReplayResult(
         commits=replayed_commits(decoded) if kernel_for is None else None,
         timeline=stored_offset_timeline(decoded) if kernel_for is None else None,
         regressions=regressions(decoded),
-        checkpoint=next_checkpoint(state, seed, ids.queues),
+        checkpoint=next_checkpoint(kept, seed, ids.queues),
         state=state,
         ids=ids,
     )

@@ -75,3 +75,32 @@ def test_a_rerun_rewrites_the_same_files(spark, tmp_path):
         and any("commit_date=" in n for n in names[0])
         and any("observed_date=" in n for n in names[0])
     )
+
+
+def test_the_regressions_and_the_checkpoint_read_the_kept_rows_in_the_partitions_asked(spark, tmp_path):
+    c, s = frames(spark, COMMITS, SNAPSHOTS)
+    plain = replay(c, s, empty_seed(spark))
+    dirs = tmp_path / "commits", tmp_path / "timeline"
+    # the replay's shuffle in four partitions, as they are: the kept rows come in four
+    settings = {"spark.sql.shuffle.partitions": "4", "spark.sql.adaptive.coalescePartitions.enabled": "false"}
+    before = {key: spark.conf.get(key) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    try:
+        partitions = {}
+        for kept_partitions in (None, 1):
+            result = replay(
+                c,
+                s,
+                empty_seed(spark),
+                kernel_for=lambda ids: ReplayWriter.for_ids(str(dirs[0]), str(dirs[1]), ids),
+                kept_partitions=kept_partitions,
+            )
+            result.state.count()
+            partitions[kept_partitions] = result.regressions.rdd.getNumPartitions()
+            for name in ("regressions", "checkpoint"):
+                assert_frames_equal(getattr(result, name), getattr(plain, name))
+    finally:
+        for key, value in before.items():
+            spark.conf.set(key, value)
+    assert partitions == {None: 4, 1: 1}
