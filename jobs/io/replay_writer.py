@@ -9,8 +9,11 @@ every event is not converted back to Spark's rows, cached and written again by S
 files join their tables in the replay's replace of the interval
 (:meth:`jobs.io.lake.Lake.replace_range`'s ``worker_files``).
 
-Each task writes one file per table and date, named by its partition: a task that runs again
-writes the same files under the same names.
+Each partition of the replay's shuffle writes one file per table and date, named by the least
+queue id of its rows: a queue's events are all in one partition, so the name is the partition's
+wherever it is computed (in a task of its own, in a task that runs again, or beside other
+partitions in one task beneath a ``coalesce``), and a partition replayed again writes the same
+files under the same names.
 """
 
 from __future__ import annotations
@@ -20,11 +23,12 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-from pyspark import StorageLevel, TaskContext
+from pyspark import StorageLevel
 
 from jobs.io.worker_files import write_part
 from pipelines.replay.events import EventIds
 from pipelines.replay.kernel import (
+    QUEUE_ID,
     Names,
     checkpoint_and_regression_rows,
     commit_rows,
@@ -59,7 +63,7 @@ class ReplayWriter:
         if state is None:
             return
         named = self.names.attach(state)
-        part = TaskContext.get().partitionId()
+        part = state.column(QUEUE_ID)[0].as_py() if state.num_rows else 0  # the least (see above)
         _write_by_date(self.commits, OFFSET_COMMITS_REPLAYED, commit_rows(named), part)
         _write_by_date(self.timeline, STORED_OFFSET_TIMELINE, timeline_rows(named), part)
         yield from checkpoint_and_regression_rows(state).to_batches()
@@ -73,7 +77,7 @@ def _write_by_date(directory: str, spec: TableSpec, rows: pa.Table, part: int) -
     distinct = np.unique(days)
     for day in distinct:
         chosen = rows.filter(pa.array(days == day)) if len(distinct) > 1 else rows
-        write_part(directory, spec, chosen, f"part-{part:05d}-{int(day)}")
+        write_part(directory, spec, chosen, f"part-{part:010d}-{int(day)}")
 
 
 def _keeping_dictionaries(schema: pa.Schema, given: pa.Schema) -> pa.Schema:

@@ -72,9 +72,10 @@ def replay(
     checkpoint read (see jobs.io.replay_writer); the result then has no ``commits`` or ``timeline``.
     Those rows are few (a queue's last events and the regressions) but come in the replay's
     shuffle partitions: with ``kept_partitions`` the regressions and the checkpoint read them
-    merged into that many, so that each of their steps runs that many tasks, not one a shuffle
-    partition (docs/experiments.md, "The replay's kept rows in one partition a core"). ``state``
-    stays as the kernel gives it, for the caller to compute (and cache) in every partition.
+    merged into that many, so that their scans of those rows run that many tasks, not one a
+    shuffle partition (docs/experiments.md, "The replay's kept rows in one partition a core").
+    ``state`` stays as the kernel gives it: a caller caches and computes it first, so that the
+    kernel runs a task a shuffle partition, and the merged reads take its cached rows.
     """
     ids = EventIds.of(commits, snapshots, landed_files)
     events = ids.encode(build_events(commits, snapshots, broadcast_logged))

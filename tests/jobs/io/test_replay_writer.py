@@ -77,10 +77,9 @@ def test_a_rerun_rewrites_the_same_files(spark, tmp_path):
     )
 
 
-def test_the_regressions_and_the_checkpoint_read_the_kept_rows_in_the_partitions_asked(spark, tmp_path):
+def test_the_kept_rows_are_read_in_the_partitions_asked_and_every_file_stays_whole(spark, tmp_path):
     c, s = frames(spark, COMMITS, SNAPSHOTS)
     plain = replay(c, s, empty_seed(spark))
-    dirs = tmp_path / "commits", tmp_path / "timeline"
     # the replay's shuffle in four partitions, as they are: the kept rows come in four
     settings = {"spark.sql.shuffle.partitions": "4", "spark.sql.adaptive.coalescePartitions.enabled": "false"}
     before = {key: spark.conf.get(key) for key in settings}
@@ -89,17 +88,26 @@ def test_the_regressions_and_the_checkpoint_read_the_kept_rows_in_the_partitions
     try:
         partitions = {}
         for kept_partitions in (None, 1):
+            dirs = tmp_path / f"commits-{kept_partitions}", tmp_path / f"timeline-{kept_partitions}"
             result = replay(
                 c,
                 s,
                 empty_seed(spark),
-                kernel_for=lambda ids: ReplayWriter.for_ids(str(dirs[0]), str(dirs[1]), ids),
+                kernel_for=lambda ids, dirs=dirs: ReplayWriter.for_ids(str(dirs[0]), str(dirs[1]), ids),
                 kept_partitions=kept_partitions,
             )
-            result.state.count()
             partitions[kept_partitions] = result.regressions.rdd.getNumPartitions()
+            # the state is not cached here: the regressions replay the four partitions again, with
+            # kept_partitions in one task, and each partition still writes files of its own
             for name in ("regressions", "checkpoint"):
                 assert_frames_equal(getattr(result, name), getattr(plain, name))
+            for spec, directory, expected in (
+                (OFFSET_COMMITS_REPLAYED, dirs[0], plain.commits),
+                (STORED_OFFSET_TIMELINE, dirs[1], plain.timeline),
+            ):
+                assert_frames_equal(
+                    spark.createDataFrame(landed(directory, spec).select(spec.columns)), expected
+                )
     finally:
         for key, value in before.items():
             spark.conf.set(key, value)
