@@ -20,7 +20,6 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from functools import reduce
 from pathlib import Path
 
 from pyspark.sql import DataFrame, Window
@@ -34,6 +33,7 @@ from jobs.quality.results import Alert, CheckResult, Finding, Notification
 from jobs.runtime.concurrent import side_by_side
 from pipelines.monitoring import CHECKS
 from pipelines.monitoring.alerts import alerts_of
+from pipelines.unions import union_all
 from schemas.config import StatusSettings
 from schemas.instants import utc
 from schemas.quality import QualitySettings
@@ -151,7 +151,7 @@ def _write_findings_and_alerts(
             [f.row(run_id, start, end) for f in expectation_findings], QUALITY_FINDINGS.schema
         )
     )
-    replace_audit(lake, QUALITY_FINDINGS, reduce(DataFrame.unionByName, frames), start)
+    replace_audit(lake, QUALITY_FINDINGS, union_all(frames), start)
     findings = lake.read(QUALITY_FINDINGS, start=start, end=start + _INSTANT)
     own = [c.check_name for c in CHECKS if c.alert_per_finding]
     alerts = alerts_of(findings, own, top=quality.sink.top_findings, by=RUN_COLUMNS)

@@ -17,7 +17,6 @@ failed expectation for its sample.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from functools import reduce
 
 import numpy as np
 import pyarrow as pa
@@ -35,6 +34,7 @@ from pipelines.expectations import (
     violation_counts,
     violations,
 )
+from pipelines.unions import union_all
 from schemas.quality import Expectation, Param, TableSuite
 from schemas.statistics import TableStatistics
 
@@ -132,7 +132,7 @@ class OnePassRunner:
         tagged = [
             hashed.select(F.lit(n).cast("short").alias(_CHECK), _KEY_HASH) for n, hashed in enumerate(checks)
         ]
-        collected = reduce(DataFrame.unionByName, tagged).toArrow()
+        collected = union_all(tagged).toArrow()
         numbers = collected.column(_CHECK).to_numpy()
         hashes = collected.column(_KEY_HASH).to_numpy()
         return [repeated_values(hashes[numbers == n]) for n in range(len(checks))]
@@ -206,7 +206,7 @@ class OnePassRunner:
             counts.append([])
         if scanned:
             frames = [frame for _, frame in scanned.values()]
-            for row in reduce(DataFrame.unionByName, frames).collect():
+            for row in union_all(frames).collect():
                 settled_ones, _ = scanned[row["_table"]]
                 broken = iter(row["_counts"][1:])
                 counts[row["_table"]] = [

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from functools import reduce
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
@@ -20,6 +19,7 @@ from jobs.io.text_lines import LINE_ERROR, TextFile, read_lines
 from jobs.io.worker_files import FileCount, landed_counts
 from pipelines.ingest.local_times import clock_change_near, clocks_change
 from pipelines.ingest.quarantine import Parsed
+from pipelines.unions import union_all
 from schemas.config import Settings
 from schemas.instants import from_collected
 from schemas.tables import REJECTED_INPUTS, TableSpec
@@ -182,10 +182,6 @@ def daylight_saving(files: list[LandedFile], zone_of) -> tuple[bool, set[str]]:
     return changing, near
 
 
-def _union(frames: list[DataFrame]) -> DataFrame:
-    return reduce(lambda a, b: a.unionByName(b), frames)
-
-
 def finish(spark: SparkSession, collectors: list[Collector]) -> SourceOutput:
     """What ``collectors`` (one per source, in SOURCES' order) gathered, as one output."""
     landed_frames: dict[TableSpec, list[DataFrame]] = {}
@@ -196,11 +192,11 @@ def finish(spark: SparkSession, collectors: list[Collector]) -> SourceOutput:
     counted = [df for collector in collectors for df in collector.counted]
     skipped_frames = [df for collector in collectors for df in collector.skipped]
     # every part is cached by the collectors: the unions cost nothing to recompute
-    landed = {spec: _union(frames) for spec, frames in landed_frames.items()}
-    rejected = _union(rejected_frames) if rejected_frames else None
+    landed = {spec: union_all(frames) for spec, frames in landed_frames.items()}
+    rejected = union_all(rejected_frames) if rejected_frames else None
     if counted:
         accounting = (
-            _union(counted)
+            union_all(counted)
             .groupBy("source_file")
             .agg(
                 F.sum("landed").alias("records_landed"),
@@ -216,7 +212,7 @@ def finish(spark: SparkSession, collectors: list[Collector]) -> SourceOutput:
         )
     if rejected is None:
         rejected = spark.createDataFrame([], REJECTED_INPUTS.schema).drop("rejected_at", "_ingest_run_id")
-    skipped = _union(skipped_frames) if skipped_frames else spark.createDataFrame([], SKIPPED_SCHEMA)
+    skipped = union_all(skipped_frames) if skipped_frames else spark.createDataFrame([], SKIPPED_SCHEMA)
     return SourceOutput(
         landed,
         rejected,

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import reduce
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
+
+from pipelines.unions import union_all
 
 REJECT_REASON = "_reject_reason"
 REJECTED_COLUMNS = ("source_file", "line_no", "reason", "raw", "cluster", "_file_hash")
@@ -74,7 +75,7 @@ class Parsed:
                 F.broadcast(self.files.select(FILE_NUMBER, "source_file")), FILE_NUMBER
             ).drop(FILE_NUMBER)
         if self.parts:
-            return reduce(lambda a, b: a.unionByName(b), [part.counted(event_time) for part in self.parts])
+            return union_all([part.counted(event_time) for part in self.parts])
         none = F.lit(None).cast("timestamp")
         landed = self.landed.select(
             "source_file",
@@ -158,7 +159,7 @@ def _split(tagged: DataFrame, landed_columns: tuple[str, ...], files: DataFrame 
 def union_parsed(parts: list[Parsed]) -> Parsed:
     """Concatenate several parsers' outputs (same landed schema)."""
     return Parsed(
-        landed=reduce(lambda a, b: a.unionByName(b), [p.landed for p in parts]),
-        rejected=reduce(lambda a, b: a.unionByName(b), [p.rejected for p in parts]),
+        landed=union_all([p.landed for p in parts]),
+        rejected=union_all([p.rejected for p in parts]),
         parts=tuple(parts),
     )

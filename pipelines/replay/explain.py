@@ -28,11 +28,11 @@ Example::
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import reduce
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
+from pipelines.unions import union_all
 from schemas.keys import CLIENT_STATE_KIND
 from schemas.records import PULL
 from schemas.tables import QUEUE_KEY
@@ -288,7 +288,7 @@ def with_causes(
         "_rank", "_strength", F.col("cause_at").desc(), "cause_source_file", "cause_line_no", "cause_detail"
     )
     chosen = (
-        reduce(DataFrame.unionByName, candidates)
+        union_all(candidates)
         .withColumn("_n", F.row_number().over(first))
         .where(F.col("_n") == 1)
         .drop("_n", "_rank", "_strength")
