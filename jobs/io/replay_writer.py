@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark import StorageLevel
 
 from jobs.io.worker_files import write_part
@@ -63,7 +64,7 @@ class ReplayWriter:
         if state is None:
             return
         named = self.names.attach(state)
-        part = state.column(QUEUE_ID)[0].as_py() if state.num_rows else 0  # the least (see above)
+        part = pc.min(state.column(QUEUE_ID)).as_py() if state.num_rows else 0  # names its files (see above)
         _write_by_date(self.commits, OFFSET_COMMITS_REPLAYED, commit_rows(named), part)
         _write_by_date(self.timeline, STORED_OFFSET_TIMELINE, timeline_rows(named), part)
         yield from checkpoint_and_regression_rows(state).to_batches()
