@@ -17,6 +17,7 @@ from jobs.io.lake import Lake
 from jobs.runtime.concurrent import side_by_side
 from jobs.stages.context import ReplayInterval, RunContext
 from jobs.stages.intervals import checkpoint_at, gold_ranges, replayed_interval, seed_of
+from jobs.stages.shuffles import size_shuffles
 from jobs.stages.staged import staged_by, staging_begins
 from pipelines.marts.exposure import duplicate_exposure
 from pipelines.marts.lag import (
@@ -62,6 +63,7 @@ def _known_queues(lake: Lake, timeline: DataFrame, seed: DataFrame, end: datetim
 def build_marts(lake: Lake, settings: Settings, run_id: str) -> ReplayInterval:
     """Compute the gold rows of the run's replayed interval into the staging lake."""
     interval = replayed_interval(lake, run_id)
+    size_shuffles(lake, settings.spark, interval.replayed_from, interval.replayed_to)
     ranges = gold_ranges(interval, settings)
     staging = lake.staging()
     staging_begins(staging)

@@ -9,6 +9,7 @@ from jobs.io.lake import Lake
 from jobs.runtime.concurrent import side_by_side
 from jobs.stages.context import RunContext, StageOrderError
 from jobs.stages.intervals import gold_ranges, replayed_interval
+from jobs.stages.shuffles import size_shuffles
 from jobs.stages.staged import require_staged_by
 from schemas.config import Settings
 from schemas.tables import PUBLISH_RUNS, TableSpec
@@ -24,6 +25,7 @@ def publish(lake: Lake, settings: Settings, run_id: str) -> dict[str, int]:
     interval = replayed_interval(lake, run_id)
     staging = lake.staging()
     require_staged_by(staging, run_id, interval)
+    size_shuffles(lake, settings.spark, interval.replayed_from, interval.replayed_to)
     ranges = gold_ranges(interval, settings)
     for spec in ranges:
         if not staging.exists(spec):

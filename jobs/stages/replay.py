@@ -31,6 +31,7 @@ from jobs.stages.intervals import (
     published_until,
     with_first_event,
 )
+from jobs.stages.shuffles import size_shuffles
 from pipelines.replay import replay
 from pipelines.replay.events import REREAD_KEY, replayed_snapshots, without_reread_lines
 from pipelines.replay.explain import (
@@ -224,6 +225,7 @@ def run_replay(
         requested_from, requested_to, checkpoint_times(lake), published_until(lake), late, latest
     )
     start, end = interval.replayed_from, interval.replayed_to
+    size_shuffles(lake, settings.spark, start, end)
     # the landed files come from the ingest's accounting, not from a scan of every event
     files = _evidence_files(lake, start, end)
     # on the embedded lake the replay's workers write the two tables with a row per event
