@@ -27,7 +27,9 @@ HOUR = timedelta(hours=1)
         (10_000_000, 64),  # at most the setting
     ],
 )
-def test_one_partition_per_100_000_commit_events_between_two_a_core_and_the_setting(commit_events, partitions):
+def test_one_partition_per_100_000_commit_events_between_two_a_core_and_the_setting(
+    commit_events, partitions
+):
     assert shuffle_partitions(SparkSettings(), commit_events, cores=2) == partitions
 
 
