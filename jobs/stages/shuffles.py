@@ -1,15 +1,16 @@
-"""How many partitions a stage's shuffles start with: as many as its interval's commit events need.
+"""How many partitions a stage's shuffles start with: as many as its interval's events need.
 
-Adaptive execution merges a shuffle's partitions once it has run, but every map task still
-writes one piece per starting partition, and an hour's few hundred thousand commit events spread
-over 64 partitions make many small tasks, files and pieces for each stage's dozens of shuffles.
-The replay, marts, audit and publish stages each start theirs with one partition per
-``shuffle_partition_rows`` commit events of the interval they cover (the Delta log's count), at
-least two a core and at most ``shuffle_partitions`` (docs/experiments.md, "Shuffles sized to the
-interval"). A run over a whole history or a large interval keeps ``shuffle_partitions``. The
-ingest keeps it too: its commit events are not counted before it parses them. A session's
-settings set ``shuffle_partitions`` again at each command, so a kept session's next ingest
-starts from it.
+Adaptive execution merges a shuffle's partitions once it has run, but never splits them, and
+every map task still writes one piece per starting partition: an hour's few hundred thousand
+events spread over 64 partitions make many small tasks and pieces for each of a stage's dozens
+of shuffles. The replay, marts, audit and publish stages each start theirs with one partition per
+``shuffle_partition_rows`` events of the interval they cover, at least two a core and at most
+``shuffle_partitions`` (docs/experiments.md, "Shuffles sized to the interval"). The events are the
+rows the replay shuffles by queue: bronze commits and snapshots, as the Delta log counts the
+files that hold the interval's (so at most a file's rows more at each end). A long interval or a
+whole history starts with ``shuffle_partitions``, as does the ingest, which has not parsed its
+events yet; each command sets ``shuffle_partitions`` again as it builds its session, so a kept
+session's next ingest starts from it.
 """
 
 from __future__ import annotations
@@ -18,31 +19,34 @@ from datetime import datetime
 
 from jobs.io.lake import Lake
 from schemas.config import SparkSettings
-from schemas.tables import OFFSET_COMMITS
+from schemas.tables import OFFSET_COMMITS, OFFSET_SNAPSHOTS
 
 SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions"
+# with adaptive execution on, Spark starts its shuffles from this setting when it is given
+INITIAL_PARTITIONS = "spark.sql.adaptive.coalescePartitions.initialPartitionNum"
 PARTITIONS_PER_CORE = 2  # a partition or two of skew leaves no core idle
+EVENTS = (OFFSET_COMMITS, OFFSET_SNAPSHOTS)
 
 
-def shuffle_partitions(settings: SparkSettings, commit_events: int | None, cores: int) -> int:
-    """The partitions a stage's shuffles start with, for an interval of ``commit_events`` (None:
-    not known) on ``cores`` cores."""
-    if commit_events is None:
+def shuffle_partitions(settings: SparkSettings, events: int | None, cores: int) -> int:
+    """The partitions a stage's shuffles start with, for an interval of ``events`` (None: not
+    counted) on ``cores`` cores."""
+    if events is None:
         return settings.shuffle_partitions
-    wanted = max(-(-commit_events // settings.shuffle_partition_rows), PARTITIONS_PER_CORE * cores)
+    wanted = max(-(-events // settings.shuffle_partition_rows), PARTITIONS_PER_CORE * cores)
     return min(settings.shuffle_partitions, wanted)
 
 
-def size_shuffles(lake: Lake, settings: SparkSettings, start: datetime, end: datetime) -> int:
-    """Start the session's shuffles with :func:`shuffle_partitions` for the commit events of
-    ``[start, end)``, unless ``[spark.conf]`` fixes ``spark.sql.shuffle.partitions``; returns the
-    number the session's shuffles start with."""
+def size_shuffles(lake: Lake, settings: SparkSettings, start: datetime, end: datetime) -> int | None:
+    """Start the session's shuffles with :func:`shuffle_partitions` for the events of
+    ``[start, end)``; returns that number, or None where ``[spark] conf`` fixes the shuffles'
+    partitions (``spark.sql.shuffle.partitions`` or adaptive execution's initial number), which
+    are then left as they are."""
+    if SHUFFLE_PARTITIONS in settings.conf or INITIAL_PARTITIONS in settings.conf:
+        return None
+    counted = [lake.statistics(spec, start=start, end=end) for spec in EVENTS]
+    events = None if None in counted else sum(c.rows for c in counted)
     spark = lake.spark
-    if SHUFFLE_PARTITIONS in settings.conf:
-        return int(settings.conf[SHUFFLE_PARTITIONS])
-    counted = lake.statistics(OFFSET_COMMITS, start=start, end=end)
-    partitions = shuffle_partitions(
-        settings, counted.rows if counted is not None else None, spark.sparkContext.defaultParallelism
-    )
+    partitions = shuffle_partitions(settings, events, spark.sparkContext.defaultParallelism)
     spark.conf.set(SHUFFLE_PARTITIONS, str(partitions))
     return partitions

@@ -13,12 +13,14 @@ from pyspark.sql import functions as F
 
 from jobs.io.lake import Lake
 from jobs.io.worker_files import FILE_METADATA_KEY
+from jobs.stages import shuffles
 from jobs.stages.context import StageOrderError
 from jobs.stages.replay import _ingest_bounds
 from jobs.stages.runner import run_stages
+from jobs.stages.shuffles import SHUFFLE_PARTITIONS, shuffle_partitions
 from jobs.tools.demo import regression_of
 from jobs.tools.simulator import simulate
-from schemas.config import ReplaySettings, Settings
+from schemas.config import ReplaySettings, Settings, SparkSettings
 from schemas.quality import REGRESSION_CAUSES
 from schemas.tables import (
     BRONZE_TABLES,
@@ -26,6 +28,7 @@ from schemas.tables import (
     INGEST_RUNS,
     OFFSET_COMMITS,
     OFFSET_REGRESSIONS,
+    OFFSET_SNAPSHOTS,
     PUBLISH_RUNS,
     REJECTED_INPUTS,
     REPLAY_CHECKPOINTS,
@@ -222,6 +225,33 @@ def test_rerunning_an_interval_leaves_the_tables_unchanged(spark, landing, one_r
     tables = (*BRONZE_TABLES, *SILVER_TABLES, *GOLD_TABLES)
     before = {spec: spark.createDataFrame(one_run.read(spec).collect(), spec.schema) for spec in tables}
     run(spark, one_run.root, landing[0], START, END, run_id="again")
+    for spec in tables:
+        assert_frames_equal(one_run.read(spec), before[spec])
+
+
+def test_shuffles_sized_to_the_interval_leave_the_tables_of_a_run_with_the_settings_partitions(
+    spark, landing, one_run, monkeypatch
+):
+    """The replay, marts and publish start their shuffles with a partition per
+    ``shuffle_partition_rows`` events of the interval (jobs.stages.shuffles); the one run's
+    shuffles started with 4 (two a core, its events being few). Run again with a partition per
+    100 events, they start with more, and the tables are the one run's."""
+    sized = []
+
+    def recorded(settings, events, cores):
+        sized.append(events)
+        return shuffle_partitions(settings, events, cores)
+
+    monkeypatch.setattr(shuffles, "shuffle_partitions", recorded)
+    tables = (*BRONZE_TABLES, *SILVER_TABLES, *GOLD_TABLES)
+    before = {spec: spark.createDataFrame(one_run.read(spec).collect(), spec.schema) for spec in tables}
+    events = sum(
+        one_run.statistics(spec, start=START, end=END).rows for spec in (OFFSET_COMMITS, OFFSET_SNAPSHOTS)
+    )
+    resized = Settings(spark=SparkSettings(shuffle_partition_rows=100))
+    run(spark, one_run.root, landing[0], START, END, run_id="resized", settings=resized)
+    assert sized == [events] * 3  # the replay, the marts, the publish
+    assert spark.conf.get(SHUFFLE_PARTITIONS) == str(min(64, -(-events // 100))) != "4"
     for spec in tables:
         assert_frames_equal(one_run.read(spec), before[spec])
 
