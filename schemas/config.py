@@ -54,11 +54,11 @@ class SparkSettings(_Model):
     # (compressed) data each, so a small input runs as one task and a large one in tasks whose
     # sorts and windows fit in memory.
     shuffle_partitions: int = Field(default=64, ge=1)
-    # The replay, marts, audit and publish start their shuffles with one partition per this
-    # many events (bronze commit and snapshot rows) of their interval, at least two a core and
-    # at most ``shuffle_partitions``: an hour's shuffles in a few partitions
-    # (jobs.stages.shuffles). ``spark.sql.shuffle.partitions`` (or adaptive execution's
-    # ``initialPartitionNum``) given in ``conf`` fixes the number for every stage.
+    # On the embedded lake (delta-rs) the replay, marts, audit and publish start their shuffles
+    # with one partition per this many events (bronze commit and snapshot rows) of their
+    # interval, at least two a core and at most ``shuffle_partitions``: an hour's shuffles in a
+    # few partitions (jobs.stages.shuffles). ``spark.sql.shuffle.partitions`` (or adaptive
+    # execution's ``initialPartitionNum``) given in ``conf`` fixes the number for every stage.
     shuffle_partition_rows: int = Field(default=100_000, ge=1)
     partition_bytes: str = "8m"  # Spark's size form: 8m, 512k, 1g
     # auto: native Spark Delta when its extension is on the classpath, else delta-rs.

@@ -1,16 +1,19 @@
 """How many partitions a stage's shuffles start with: as many as its interval's events need.
 
-Adaptive execution merges a shuffle's partitions once it has run, but never splits them, and
-every map task still writes one piece per starting partition: an hour's few hundred thousand
-events spread over 64 partitions make many small tasks and pieces for each of a stage's dozens
-of shuffles. The replay, marts, audit and publish stages each start theirs with one partition per
-``shuffle_partition_rows`` events of the interval they cover, at least two a core and at most
-``shuffle_partitions`` (docs/experiments.md, "Shuffles sized to the interval"). The events are the
-rows the replay shuffles by queue: bronze commits and snapshots, as the Delta log counts the
-files that hold the interval's (so at most a file's rows more at each end). A long interval or a
-whole history starts with ``shuffle_partitions``, as does the ingest, which has not parsed its
-events yet; each command sets ``shuffle_partitions`` again as it builds its session, so a kept
-session's next ingest starts from it.
+Adaptive execution merges a shuffle's partitions once it has run, but every map task still writes
+one piece per starting partition: an hour's few hundred thousand events spread over 64 partitions
+make many small tasks and pieces for each of a stage's dozens of shuffles. The replay, marts,
+audit and publish start theirs with one partition per ``shuffle_partition_rows`` events of the
+interval they cover, at least two a core and at most ``shuffle_partitions`` (docs/experiments.md,
+"Shuffles sized to the interval"). The events are the rows the replay shuffles by queue: bronze
+commits and snapshots, counted from the Delta log's statistics of the files that hold the
+interval's (a file reaching across either end counts whole, so the count errs towards more
+partitions). ``shuffle_partitions`` stays the number where the count is not known (native Spark
+Delta keeps its files' statistics to itself), from ``shuffle_partitions`` x
+``shuffle_partition_rows`` events up (6.4M by default), and for the ingest, which has not parsed
+its events yet; each command sets it again as it builds its session, so a kept session's next
+ingest starts from it. The marts are sized by the interval alone, also where a window of theirs
+(``[status] window``, ``[replay] throughput_window``; an hour by default) reaches further back.
 """
 
 from __future__ import annotations
