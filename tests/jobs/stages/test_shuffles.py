@@ -21,7 +21,7 @@ HOUR = timedelta(hours=1)
         (None, 64),  # not counted: the setting
         (0, 4),  # at least two a core
         (13_000, 4),
-        (500_000, 5),  # an hour of a large cluster
+        (500_000, 5),
         (500_001, 6),
         (1_000_000, 10),
         (6_400_000, 64),
