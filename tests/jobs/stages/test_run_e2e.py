@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from jobs.io.lake import Lake
@@ -222,12 +223,21 @@ def test_a_run_between_a_runs_marts_and_its_publish_makes_it_stage_its_rows_agai
     assert_lake_of_one_run(Lake(spark, lake_root), one_run)
 
 
-def test_rerunning_an_interval_leaves_the_tables_unchanged(spark, landing, one_run, tmp_path):
+def _queryable_tables(spark, lake: Lake) -> dict[TableSpec, DataFrame]:
+    """Every bronze, silver and gold table of ``lake`` as it is now, held in memory."""
     tables = (*BRONZE_TABLES, *SILVER_TABLES, *GOLD_TABLES)
-    before = {spec: spark.createDataFrame(one_run.read(spec).collect(), spec.schema) for spec in tables}
+    return {spec: spark.createDataFrame(lake.read(spec).collect(), spec.schema) for spec in tables}
+
+
+def _assert_tables_are(lake: Lake, tables: dict[TableSpec, DataFrame]) -> None:
+    for spec, rows in tables.items():
+        assert_frames_equal(lake.read(spec), rows)
+
+
+def test_rerunning_an_interval_leaves_the_tables_unchanged(spark, landing, one_run, tmp_path):
+    before = _queryable_tables(spark, one_run)
     run(spark, one_run.root, landing[0], START, END, run_id="again")
-    for spec in tables:
-        assert_frames_equal(one_run.read(spec), before[spec])
+    _assert_tables_are(one_run, before)
 
 
 def test_shuffles_sized_to_the_interval_leave_the_tables_as_they_were(spark, landing, one_run, monkeypatch):
@@ -244,8 +254,7 @@ def test_shuffles_sized_to_the_interval_leave_the_tables_as_they_were(spark, lan
         return shuffle_partitions(settings, events, cores)
 
     monkeypatch.setattr(shuffles, "shuffle_partitions", recorded)
-    tables = (*BRONZE_TABLES, *SILVER_TABLES, *GOLD_TABLES)
-    before = {spec: spark.createDataFrame(one_run.read(spec).collect(), spec.schema) for spec in tables}
+    before = _queryable_tables(spark, one_run)
     resized = Settings(spark=SparkSettings(shuffle_partition_rows=200))
     run(spark, one_run.root, landing[0], START, END, run_id="resized", settings=resized)
     replayed = replayed_interval(one_run, "resized")
@@ -256,8 +265,7 @@ def test_shuffles_sized_to_the_interval_leave_the_tables_as_they_were(spark, lan
     assert 4 * 200 < events < 64 * 200  # neither bound decides the number
     assert sized == [events] * 3  # the replay, the marts, the publish
     assert spark.conf.get(SHUFFLE_PARTITIONS) == str(-(-events // 200))
-    for spec in tables:
-        assert_frames_equal(one_run.read(spec), before[spec])
+    _assert_tables_are(one_run, before)
 
 
 def test_an_interrupted_ingest_is_completed_without_duplicates(
