@@ -18,8 +18,9 @@ and publish does not run, so analysts keep the last audited gold tables. Runs ar
 processed one at a time and in order (``max_active_runs=1``, ``depends_on_past``), and
 ``catchup`` backfills every interval since the start date. ``publish`` declares the gold
 tables as Airflow assets (``offsetlake.gold.<table>``), so a downstream DAG can be scheduled
-on them; ``report`` then writes the interval's charts to ``<lake>/reports/lake/<run id>.html``,
-which the run's data-quality report links to. Once a day, after the interval that ends at (or
+on them; ``report`` then writes the interval's charts to ``<lake>/reports/lake/<run id>.html``
+(the one writer of that page: a stage run alone writes none), linked both ways with the run's
+data-quality report. Once a day, after the interval that ends at (or
 crosses) midnight UTC, ``maintain`` compacts every table, checkpoints its Delta log and vacuums
 old files (``offsetlake maintain``); the other intervals skip it. It runs inside the hourly DAG so
 that it never overlaps a run (``max_active_runs=1``); a backfill maintains once per day it covers.

@@ -116,7 +116,9 @@ def run_with_display(
     with progress_for(sys.stderr.isatty(), verbose) as observer:
         context = run_stages(settings, lake, landing, start, end, run_id, stages,
                              observer=observer, output=None if verbose else log_path)  # fmt: skip
-    report = _lake_report(context) if "publish" in stages and context.published else None
+    # a stage run alone (as each Airflow task runs one) leaves the page to ``offsetlake report``
+    whole_run = tuple(stages) == STAGE_NAMES
+    report = _lake_report(context) if whole_run and context.published else None
     print_summary(context, log_path, report)
     return context
 

@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 
 from jobs.cli.settings import check_writable_file
-from jobs.report.page import report_location, write_report
+from jobs.report.page import quality_link, report_location, write_report
 from schemas.config import ConfigError
 
 
@@ -25,7 +25,10 @@ def report_arguments(parser: argparse.ArgumentParser, utc_time) -> None:
     parser.add_argument(
         "--out", type=Path, help="the HTML file to write (default: <lake>/reports/lake/<run-id>.html)"
     )
-    parser.add_argument("--run-id", help="the run this report belongs to (names the default --out)")
+    parser.add_argument(
+        "--run-id",
+        help="the run this report belongs to: names the default --out, and links the run's quality report when it wrote one",
+    )
 
 
 def run_report(args: argparse.Namespace) -> int:
@@ -35,5 +38,6 @@ def run_report(args: argparse.Namespace) -> int:
         raise ConfigError("give --out FILE (or --run-id, for <lake>/reports/lake/<run-id>.html)")
     out = args.out or report_location(args.lake, args.run_id)
     check_writable_file(out, "--out")
-    print(f"Report: {write_report(args.lake, out, args.start, args.end)}")
+    links = quality_link(args.lake, args.run_id) if args.run_id else None
+    print(f"Report: {write_report(args.lake, out, args.start, args.end, links)}")
     return 0

@@ -41,7 +41,10 @@ def report_location(lake_root: str | Path, run_id: str) -> Path:
 
 
 def quality_link(lake_root: str | Path, run_id: str) -> dict[str, str]:
-    """The run's quality report, linked from its lake report (a relative address: the two move together)."""
+    """The run's quality report, linked from its lake report (a relative address: the two move
+    together); no link when the run wrote none (no audit under that id)."""
+    if not Path(report_path(str(lake_root), run_id)).is_file():
+        return {}
     return {"data-quality report of this run": f"../quality/{Path(report_path('', run_id)).name}"}
 
 

@@ -85,7 +85,9 @@ def test_two_intervals_through_airflow_find_the_simulated_incidents(dagbag, tmp_
     }
     for run_id in runs:
         assert (lake / "reports" / "quality" / f"{run_id}.html").is_file()
-        assert "Lag per group" in (lake / "reports" / "lake" / f"{run_id}.html").read_text()
+        page = (lake / "reports" / "lake" / f"{run_id}.html").read_text()
+        # the report task's page, which links the audit's page as that one links it
+        assert "Lag per group" in page and f'href="../quality/{run_id}.html"' in page
     published = table(lake, "gold/consumer_lag")
     assert {r["observed_at"].hour for r in published} == {0, 1}
 

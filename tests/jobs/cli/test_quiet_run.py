@@ -43,3 +43,5 @@ def test_a_default_run_prints_no_spark_warning_and_logs_them_to_its_file(tmp_pat
     log = (lake / "logs" / "quiet.log").read_text()
     assert " WARN " in log and "offsetlake.progress: publish done in" in log
     assert f"Log (Spark's, Java's and every stage's messages): {lake / 'logs' / 'quiet.log'}" in done.stdout
+    # the run's charts, linked to its quality report
+    assert 'href="../quality/quiet.html"' in (lake / "reports" / "lake" / "quiet.html").read_text()

@@ -1,18 +1,25 @@
 """``offsetlake report`` on a small lake: one page, every declared chart drawn in a real browser
-with marks and no error; an interval with no rows says so; the run's two reports link each other."""
+with marks and no error; an interval with no rows says so; the run's two reports link each other;
+a whole run writes the page, a stage run alone leaves it to the report command."""
 
 from __future__ import annotations
 
 import re
 from datetime import timedelta
+from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
+from jobs.cli import main as cli
 from jobs.cli.main import main
 from jobs.quality.report import render as render_quality
+from jobs.quality.report import report_path
 from jobs.quality.results import Notification
 from jobs.report.charts import CHARTS
 from jobs.report.page import interval_condition, report_location
+from jobs.stages.runner import STAGE_NAMES
+from schemas.config import Settings
 from tests.jobs.report.browser import open_report
 from tests.lakes import DAY, small_lake
 
@@ -63,3 +70,36 @@ def test_a_runs_quality_report_links_its_lake_report(lake):
     link = re.search(r'<a href="([^"]+)">the lake report</a>', quality_page).group(1)
     quality_dir = lake / "reports" / "quality"
     assert (quality_dir / link).resolve() == report_location(lake, "run 7").resolve()
+
+
+def test_the_report_of_a_run_links_its_quality_report_when_the_run_wrote_one(lake, tmp_path):
+    quality = Path(report_path(str(lake), "audited run"))
+    quality.parent.mkdir(parents=True, exist_ok=True)
+    quality.write_text("<html></html>")
+    try:
+        for run_id, linked in (("audited run", True), ("unaudited run", False)):
+            out = tmp_path / f"{run_id}.html"
+            assert main(["report", "--lake", str(lake), "--run-id", run_id, "--out", str(out)]) == 0
+            link = re.search(r'<a href="([^"]+)">data-quality report of this run</a>', out.read_text())
+            assert (link is not None) == linked
+            if linked:
+                assert (report_location(lake, run_id).parent / link.group(1)).resolve() == quality.resolve()
+    finally:
+        quality.unlink()
+
+
+@pytest.mark.parametrize(("stages", "written"), [(STAGE_NAMES, True), (("publish",), False)])
+def test_a_whole_run_writes_its_lake_report_and_a_stage_alone_leaves_it_to_the_report_command(
+    lake, monkeypatch, stages, written
+):
+    """An Airflow interval runs each stage alone, then ``offsetlake report``: the page is written once."""
+    run_id = f"{len(stages)}-stages"
+    context = SimpleNamespace(lake=SimpleNamespace(root=str(lake)), run_id=run_id, published={"t": 1})
+    monkeypatch.setattr(cli, "run_stages", lambda *args, **kwargs: context)
+    monkeypatch.setattr(cli, "print_summary", lambda *args: None)
+    page = report_location(lake, run_id)
+    try:
+        cli.run_with_display(Settings(), lake, None, SimpleNamespace(run_id=run_id), stages)
+        assert page.is_file() == written
+    finally:
+        page.unlink(missing_ok=True)
