@@ -35,7 +35,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from pipelines.ingest.commit_events import WHITESPACE, integer_in_range, is_blank
-from pipelines.ingest.quarantine import Parsed, first_failure, split_valid, union_parsed
+from pipelines.ingest.quarantine import Parsed, first_failure, split_valid
 from schemas.records import MAX_QUEUE_ID, OFFSET_LIMIT
 from schemas.tables import QUEUE_OFFSETS
 
@@ -250,19 +250,19 @@ def parse_admin_progress(lines: DataFrame) -> Parsed:
     """
     context = _with_table_context(_classify(lines))
     decoded = F.col("read_error").isNull()
-    in_table = context.where(
-        decoded & F.col("_is_row") & F.col("_header_kind_above").isin("progress", "status")
-    )
-    rows = _typed_rows(in_table)
-    table_rows = split_valid(rows, first_failure(*_row_checks()), F.col("line"), QUEUE_OFFSET_COLUMNS)
-    others = context.where(
+    in_table = decoded & F.col("_is_row") & F.col("_header_kind_above").isin("progress", "status")
+    # records outside a table; never a table's row (a row is decoded, below a table's header, and
+    # no header itself)
+    file_level = (
         ~decoded
         | (F.col("_header_kind") == "summary")
         | (~F.col("_file_has_header") & (F.col("line_no") == F.col("_first_content_no")))
     )
-    reason = F.coalesce(
+    file_level_reason = F.coalesce(
         F.col("read_error"),
         F.when(F.col("_header_kind") == "summary", F.lit(SUMMARY_REASON)).otherwise(F.lit(NO_HEADER_REASON)),
     )
-    file_level = split_valid(_typed_rows(others), reason, F.col("line"), QUEUE_OFFSET_COLUMNS)
-    return union_parsed([table_rows, file_level])
+    # one split of both kinds of record, so that a cache of it computes the files' windows once
+    reason = F.when(in_table, first_failure(*_row_checks())).otherwise(file_level_reason)
+    records = _typed_rows(context.where(in_table | file_level))
+    return split_valid(records, reason, F.col("line"), QUEUE_OFFSET_COLUMNS)

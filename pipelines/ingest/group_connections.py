@@ -29,7 +29,7 @@ from pipelines.ingest.consumer_connection import (
     group_from_file_name,
     parse_consumer_connection,
 )
-from pipelines.ingest.quarantine import REJECTED_COLUMNS, Parsed, split_valid
+from pipelines.ingest.quarantine import REJECTED_COLUMNS, Parsed, derived, split_valid
 from pipelines.ingest.snapshots import EMPTY_FILE, MISSING_FILE, RAW_TEXT_LIMIT
 from schemas.tables import GROUP_CONNECTIONS
 
@@ -127,10 +127,17 @@ def parse_group_connections(files: DataFrame) -> Parsed:
         .otherwise(F.col("_document.failure")),
     )
     raw_text = F.substring(F.make_valid_utf8(F.col("content").cast("string")), 1, RAW_TEXT_LIMIT)
+    # the documents are parsed once for both outputs (a cache keeps them, without the files'
+    # text but a rejected file's)
+    documents = documents.withColumn("_raw_text", F.when(F.col("_failure").isNotNull(), raw_text))
+    return derived(documents.drop("content"), _rows_of_documents)
+
+
+def _rows_of_documents(documents: DataFrame) -> Parsed:
     by_file = split_valid(
         documents.withColumn("line_no", F.lit(None).cast("long")),
         F.col("_failure"),
-        raw_text,
+        F.col("_raw_text"),
         ["cluster", "observed_at", "source_file", "_file_hash", "_document"],
     )
     document = by_file.landed.select("cluster", "observed_at", "source_file", "_file_hash", "_document.*")

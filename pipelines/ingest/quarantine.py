@@ -29,8 +29,10 @@ class Parsed:
 
     Built by :func:`split_valid`, both are filters of one tagged frame (``tagged``), so
     :meth:`cached` can keep the parse once for both; built by :func:`union_parsed`, it keeps
-    its ``parts``; otherwise ``tagged`` is None and ``parts`` empty. ``files``: the columns
-    the tagged frame has as its file's number (``FILE_NUMBER``), joined back by the outputs.
+    its ``parts``; built by :func:`derived`, it keeps the one frame both are computed from
+    (``source``) and how (``derive``); otherwise ``tagged`` and ``source`` are None and ``parts``
+    empty. ``files``: the columns the tagged frame has as its file's number (``FILE_NUMBER``),
+    joined back by the outputs.
     """
 
     landed: DataFrame
@@ -39,12 +41,17 @@ class Parsed:
     landed_columns: tuple[str, ...] = ()
     parts: tuple[Parsed, ...] = ()
     files: DataFrame | None = None
+    source: DataFrame | None = None
+    derive: Callable[[DataFrame], Parsed] | None = None
 
     def cached(self, persist: Callable[[DataFrame], DataFrame]) -> Parsed:
         """The same rows, computed once: ``persist`` (e.g. ``DataFrame.persist``) is applied to
-        the tagged frame both outputs filter (to each part's, for a union), or to each output."""
+        the tagged frame both outputs filter (to each part's, for a union), to the frame both
+        are derived from, or to each output."""
         if self.tagged is not None:
             return _split(persist(self.tagged), self.landed_columns, self.files)
+        if self.source is not None and self.derive is not None:
+            return self.derive(persist(self.source))
         if self.parts:
             return union_parsed([part.cached(persist) for part in self.parts])
         return Parsed(persist(self.landed), persist(self.rejected))
@@ -154,6 +161,19 @@ def _split(tagged: DataFrame, landed_columns: tuple[str, ...], files: DataFrame 
         F.col("_file_hash"),
     )
     return Parsed(landed=landed, rejected=rejected, tagged=tagged, landed_columns=landed_columns, files=files)
+
+
+def derived(source: DataFrame, derive: Callable[[DataFrame], Parsed]) -> Parsed:
+    """``derive(source)``: a parse whose outputs are both computed from ``source``, which a
+    cache keeps in their stead (the costly part of the parse is computed once for both)."""
+    parsed = derive(source)
+    return Parsed(landed=parsed.landed, rejected=parsed.rejected, source=source, derive=derive)
+
+
+def rejections(rejected: DataFrame, landed_like: DataFrame) -> Parsed:
+    """A part of a parse that only rejects (whole files, before their entries are read): no row
+    lands; ``landed_like`` gives the landed rows' columns."""
+    return Parsed(landed=landed_like.limit(0), rejected=rejected)
 
 
 def union_parsed(parts: list[Parsed]) -> Parsed:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from pipelines.ingest.quarantine import Parsed, first_failure, split_valid, union_parsed
+from pipelines.ingest.quarantine import Parsed, first_failure, rejections, split_valid, union_parsed
 from pipelines.keys import group_of_key, key_kind, topic_of_key
 from schemas.tables import DELAY_OFFSETS, OFFSET_SNAPSHOTS, SNAPSHOT_FILES
 
@@ -167,27 +167,26 @@ def key_checks(key: Column) -> list[tuple[Column, str]]:
     ]
 
 
+def with_snapshot_columns(entries: DataFrame) -> DataFrame:
+    """``entries`` with the typed columns of bronze/offset_snapshots: ``key_kind``, ``queue_id``
+    and ``offset`` (null where the text is not one). Needs ``topic``, ``consumer_group``,
+    ``queue_text`` and ``offset_json``."""
+    return entries.withColumns(
+        {
+            "key_kind": key_kind(F.col("topic"), F.col("consumer_group")),
+            "queue_id": F.col("queue_text").try_cast("int"),
+            "offset": F.col("offset_json").try_cast("long"),
+        }
+    )
+
+
 def to_snapshot_rows(entries: DataFrame) -> DataFrame:
     """Final bronze/offset_snapshots columns from validated entries.
 
     Needs ``_META``, ``line_no``, ``topic``, ``consumer_group``, ``queue_text``,
     ``offset_json`` and ``client_id``.
     """
-    return entries.select(
-        "cluster",
-        "broker",
-        "snapshot_at",
-        "topic",
-        "consumer_group",
-        key_kind(F.col("topic"), F.col("consumer_group")).alias("key_kind"),
-        F.col("queue_text").try_cast("int").alias("queue_id"),
-        F.col("offset_json").try_cast("long").alias("offset"),
-        "snapshot_source",
-        "client_id",
-        "source_file",
-        "line_no",
-        "_file_hash",
-    ).select(*SNAPSHOT_COLUMNS)
+    return with_snapshot_columns(entries).select(*SNAPSHOT_COLUMNS)
 
 
 def _duplicated_keys(sorted_keys: Column) -> Column:
@@ -251,6 +250,8 @@ def _queue_maps(healthy: DataFrame) -> DataFrame:
 
 
 def _offset_table_rows(healthy: DataFrame) -> Parsed:
+    """The offsetTable's entries, and its keys rejected whole (one record each), in one split: a
+    cache of the split then holds both, and the queue maps are exploded once."""
     keys = _queue_maps(healthy)
     value_json = F.coalesce(F.col("value_json"), F.lit("null"))
     key_reason = first_failure(
@@ -258,19 +259,28 @@ def _offset_table_rows(healthy: DataFrame) -> Parsed:
         (~F.col("is_null"), QUEUE_MAP_NULL),
         (F.col("queue_map").isNotNull(), QUEUE_MAP_NOT_OBJECT),
     )
-    raw_key = F.concat(F.lit('"'), F.col("key"), F.lit('":'), value_json)
-    valid_keys = split_valid(
-        keys, key_reason, raw_key, [*_META, "line_no", "key", "queue_map", "repeated_queues"]
+    key_rejected = F.col("_key_reason").isNotNull()
+    entries = (
+        keys.withColumn("_key_reason", key_reason)
+        .select(
+            *_META,
+            "line_no",
+            "key",
+            "repeated_queues",
+            "_key_reason",
+            F.concat(F.lit('"'), F.col("key"), F.lit('":'), value_json).alias("_raw_key"),
+            # a key rejected whole keeps one row, without a queue; a key's empty map has no entry
+            F.explode_outer(F.when(~key_rejected, F.col("queue_map"))).alias("queue_text", "value"),
+        )
+        .where(key_rejected | F.col("queue_text").isNotNull())
+        .withColumn("offset_json", F.to_json("value"))
     )
-    entries = valid_keys.landed.select(
-        *_META, "line_no", "key", "repeated_queues", F.explode("queue_map").alias("queue_text", "value")
-    ).withColumn("offset_json", F.to_json("value"))
-    reason = first_failure(
+    entry_reason = first_failure(
         (~F.array_contains("repeated_queues", F.col("queue_text")), DUPLICATE_QUEUE_ID),
         *queue_id_checks(F.col("queue_text")),
         *offset_checks(F.col("offset_json")),
     )
-    raw = F.concat(
+    raw_entry = F.concat(
         F.lit('"'),
         F.col("key"),
         F.lit('":{'),
@@ -279,24 +289,29 @@ def _offset_table_rows(healthy: DataFrame) -> Parsed:
         F.coalesce("offset_json", F.lit("null")),
         F.lit("}"),
     )
-    checked = split_valid(entries, reason, raw, [*_META, "line_no", "key", "queue_text", "offset_json"])
-    return Parsed(
-        landed=_with_key_parts(checked.landed), rejected=valid_keys.rejected.unionByName(checked.rejected)
+    return split_valid(
+        _with_key_parts(entries),
+        F.coalesce(F.col("_key_reason"), entry_reason),
+        F.when(key_rejected, F.col("_raw_key")).otherwise(raw_entry),
+        SNAPSHOT_COLUMNS,
     )
 
 
 def _lmq_table_rows(healthy: DataFrame) -> Parsed:
-    entries = _table_entries(healthy, "lmq_offset_table", "key").withColumn("offset_json", F.to_json("value"))
+    entries = (
+        _table_entries(healthy, "lmq_offset_table", "key")
+        .withColumn("offset_json", F.to_json("value"))
+        .withColumn("queue_text", F.lit("0"))
+    )
     reason = first_failure(*key_checks(F.col("key")), *offset_checks(F.col("offset_json")))
     raw = F.concat(F.lit('"'), F.col("key"), F.lit('":'), F.coalesce("offset_json", F.lit("null")))
-    checked = split_valid(entries, reason, raw, [*_META, "line_no", "key", "offset_json"])
-    return Parsed(
-        landed=_with_key_parts(checked.landed.withColumn("queue_text", F.lit("0"))), rejected=checked.rejected
-    )
+    return split_valid(_with_key_parts(entries), reason, raw, SNAPSHOT_COLUMNS)
 
 
 def _with_key_parts(entries: DataFrame) -> DataFrame:
-    return to_snapshot_rows(
+    """``entries`` with every bronze/offset_snapshots column, computed before the split so that
+    the landed rows are a filter of its tagged frame."""
+    return with_snapshot_columns(
         entries.withColumns(
             {
                 "topic": topic_of_key(F.col("key")),
@@ -334,8 +349,9 @@ def explode_snapshots(documents: DataFrame) -> Parsed:
         .when(lmq_file, F.lit("lmq"))
         .otherwise(F.col("snapshot_source")),
     )
-    parts = union_parsed([_offset_table_rows(healthy), _lmq_table_rows(healthy)])
-    return Parsed(landed=parts.landed, rejected=rejected_files.unionByName(parts.rejected))
+    offsets = _offset_table_rows(healthy)
+    # each part's split is cached whole (Parsed.cached): its rejections are a filter of it
+    return union_parsed([offsets, _lmq_table_rows(healthy), rejections(rejected_files, offsets.landed)])
 
 
 def explode_delay_offsets(documents: DataFrame) -> Parsed:

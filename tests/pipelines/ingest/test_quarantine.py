@@ -6,7 +6,7 @@ from datetime import datetime
 
 from pyspark.sql import functions as F
 
-from pipelines.ingest.quarantine import Parsed, split_valid, union_parsed
+from pipelines.ingest.quarantine import Parsed, derived, rejections, split_valid, union_parsed
 from tests.frames import assert_frames_equal
 
 AT = datetime(2026, 11, 21, 10, 0)
@@ -75,3 +75,42 @@ def test_a_parse_carrying_file_numbers_gives_the_rows_and_counts_of_one_carrying
         )
     for df in persisted:
         df.unpersist()
+
+
+def test_a_part_that_only_rejects_lands_nothing_and_counts_its_rows_as_quarantined(spark):
+    a = _parsed(spark, [("a", 1, "c", "h", 5, AT)])
+    whole_file = spark.createDataFrame(
+        [("b", None, "unreadable", "\x00", "c", "g")],
+        "source_file string, line_no long, reason string, raw string, cluster string, _file_hash string",
+    )
+    union = union_parsed([a, rejections(whole_file, a.landed)])
+    for parsed in (union, union.cached(lambda df: df.cache())):
+        assert [r.source_file for r in parsed.landed.collect()] == ["a"]
+        assert sorted(r.source_file for r in parsed.rejected.collect()) == ["b"]
+        assert _sums(parsed.counted("at")) == {"a": (1, 0, AT, AT), "b": (0, 1, None, None)}
+
+
+def test_a_cached_derived_parse_computes_its_source_once_for_both_outputs(spark):
+    """The costly part of a parse (here a Python function, counted as it runs) is what a cache keeps."""
+    runs = spark.sparkContext.accumulator(0)
+
+    @F.udf("long")
+    def costly(offset):
+        runs.add(1)
+        return offset
+
+    source = _parsed(spark, [("a", 1, "c", "h", 5, AT), ("a", 2, "c", "h", -1, AT)]).tagged.withColumn(
+        "offset", costly("offset")
+    )
+
+    def outputs(frame):
+        return split_valid(frame.drop("_reject_reason", "_raw"), _reason(), F.col("offset"), LANDED)
+
+    parsed = derived(source, outputs)
+    assert (parsed.landed.count(), parsed.rejected.count(), runs.value) == (
+        1,
+        1,
+        4,
+    )  # each output computes it
+    cached = parsed.cached(lambda df: df.cache())
+    assert (cached.landed.count(), cached.rejected.count(), runs.value) == (1, 1, 6)  # once for both
