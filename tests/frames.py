@@ -32,3 +32,22 @@ def rows(df: DataFrame, *columns: str) -> list[tuple]:
     """The rows of ``df`` as tuples of ``columns`` (default: all), sorted with nulls last."""
     chosen = df.select(*columns) if columns else df
     return sorted((tuple(_value(v) for v in r) for r in chosen.collect()), key=_null_last)
+
+
+def assert_cached_parse_gives_the_same(parsed, event_time: str) -> None:
+    """``parsed`` (pipelines.ingest.quarantine.Parsed) cached as the ingest caches it gives the same
+    landed rows, rejected rows and per-file counts as uncached."""
+    kept: list[DataFrame] = []
+
+    def persist(df: DataFrame) -> DataFrame:
+        kept.append(df.cache())
+        return kept[-1]
+
+    cached = parsed.cached(persist)
+    try:
+        for output in ("landed", "rejected"):
+            assert_frames_equal(getattr(cached, output), getattr(parsed, output))
+        assert_frames_equal(cached.counted(event_time), parsed.counted(event_time))
+    finally:
+        for df in kept:
+            df.unpersist()

@@ -131,7 +131,7 @@ def _lake_report(context: RunContext) -> Path | None:
         )
         return None
     out = report_location(context.lake.root, context.run_id)
-    return write_report(context.lake.root, out, links=quality_link(context.lake.root, context.run_id))
+    return write_report(context.lake.root, out, links=quality_link(context.lake.root, context.run_id, out))
 
 
 def run_command(stages: Sequence[str]) -> Callable[[argparse.Namespace], int]:

@@ -38,6 +38,6 @@ def run_report(args: argparse.Namespace) -> int:
         raise ConfigError("give --out FILE (or --run-id, for <lake>/reports/lake/<run-id>.html)")
     out = args.out or report_location(args.lake, args.run_id)
     check_writable_file(out, "--out")
-    links = quality_link(args.lake, args.run_id) if args.run_id else None
+    links = quality_link(args.lake, args.run_id, out) if args.run_id else None
     print(f"Report: {write_report(args.lake, out, args.start, args.end, links)}")
     return 0

@@ -98,3 +98,7 @@ def print_summary(outcome: RunContext, log_path: Path | None = None, report: Pat
     print("\n".join(f"  {command}" for command in example_commands(lake.root)))
     if report is not None:
         print(f"Open the lake's charts in a browser: {report.resolve().as_uri()}")
+    elif outcome.published and "://" not in lake.root:
+        print(
+            f"The lake's charts of this run: offsetlake report --lake {lake.root} --run-id {outcome.run_id}"
+        )

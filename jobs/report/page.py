@@ -7,6 +7,7 @@ opens offline (Plotly's JavaScript is inlined once; no request leaves the page).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from html import escape
@@ -40,12 +41,14 @@ def report_location(lake_root: str | Path, run_id: str) -> Path:
     return Path(report_path(str(lake_root), run_id, CHARTS_KIND))
 
 
-def quality_link(lake_root: str | Path, run_id: str) -> dict[str, str]:
-    """The run's quality report, linked from its lake report (a relative address: the two move
-    together); no link when the run wrote none (no audit under that id)."""
-    if not Path(report_path(str(lake_root), run_id)).is_file():
+def quality_link(lake_root: str | Path, run_id: str, page: Path) -> dict[str, str]:
+    """The run's quality report, linked from its lake report written to ``page`` (an address
+    relative to it: the lake's reports move together); no link when the run wrote none (no audit
+    under that id)."""
+    quality = Path(report_path(str(lake_root), run_id))
+    if not quality.is_file():
         return {}
-    return {"data-quality report of this run": f"../quality/{Path(report_path('', run_id)).name}"}
+    return {"data-quality report of this run": Path(os.path.relpath(quality, page.parent)).as_posix()}
 
 
 def interval_condition(column: str, start: datetime | None, end: datetime | None) -> str:

@@ -18,9 +18,9 @@ PARTITIONS_PER_CORE = 4
 def parse(context: ParseContext, files: list[LandedFile]) -> None:
     zone = lambda cluster: SOURCE.timezone(context.settings, cluster)  # noqa: E731
     lines = read_lines(context.spark, context.text_files(files, zone))
-    # table rows and file-level rejections are two parts: read the many small files once
+    # the parse is one split of its records, which the collector caches: the files are read once
     partitions = context.spark.sparkContext.defaultParallelism * PARTITIONS_PER_CORE
-    by_file = context.collector.keep(lines).repartition(partitions, "source_file", "_file_hash")
+    by_file = lines.repartition(partitions, "source_file", "_file_hash")
     context.collector.add(QUEUE_OFFSETS, parse_admin_progress(by_file), SOURCE.kind)
 
 

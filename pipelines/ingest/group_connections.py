@@ -127,8 +127,8 @@ def parse_group_connections(files: DataFrame) -> Parsed:
         .otherwise(F.col("_document.failure")),
     )
     raw_text = F.substring(F.make_valid_utf8(F.col("content").cast("string")), 1, RAW_TEXT_LIMIT)
-    # the documents are parsed once for both outputs (a cache keeps them, without the files'
-    # text but a rejected file's)
+    # the documents are parsed once for both outputs: a cache keeps them, with the text of
+    # rejected files only
     documents = documents.withColumn("_raw_text", F.when(F.col("_failure").isNotNull(), raw_text))
     return derived(documents.drop("content"), _rows_of_documents)
 

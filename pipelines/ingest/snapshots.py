@@ -268,7 +268,9 @@ def _offset_table_rows(healthy: DataFrame) -> Parsed:
             "key",
             "repeated_queues",
             "_key_reason",
-            F.concat(F.lit('"'), F.col("key"), F.lit('":'), value_json).alias("_raw_key"),
+            F.when(key_rejected, F.concat(F.lit('"'), F.col("key"), F.lit('":'), value_json)).alias(
+                "_raw_key"
+            ),
             # a key rejected whole keeps one row, without a queue; a key's empty map has no entry
             F.explode_outer(F.when(~key_rejected, F.col("queue_map"))).alias("queue_text", "value"),
         )
@@ -350,7 +352,8 @@ def explode_snapshots(documents: DataFrame) -> Parsed:
         .otherwise(F.col("snapshot_source")),
     )
     offsets = _offset_table_rows(healthy)
-    # each part's split is cached whole (Parsed.cached): its rejections are a filter of it
+    # a cache keeps each part's split whole (Parsed.cached), so that the entries are exploded once
+    # for the rows that land and those rejected; the files rejected whole are cached apart
     return union_parsed([offsets, _lmq_table_rows(healthy), rejections(rejected_files, offsets.landed)])
 
 

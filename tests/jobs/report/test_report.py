@@ -76,16 +76,24 @@ def test_the_report_of_a_run_links_its_quality_report_when_the_run_wrote_one(lak
     quality = Path(report_path(str(lake), "audited run"))
     quality.parent.mkdir(parents=True, exist_ok=True)
     quality.write_text("<html></html>")
+    pages = []
     try:
-        for run_id, linked in (("audited run", True), ("unaudited run", False)):
-            out = tmp_path / f"{run_id}.html"
+        # the page where the run's reports are kept, and one written elsewhere
+        for run_id, out, linked in (
+            ("audited run", report_location(lake, "audited run"), True),
+            ("audited run", tmp_path / "elsewhere" / "page.html", True),
+            ("unaudited run", tmp_path / "unaudited.html", False),
+        ):
+            pages.append(out)
             assert main(["report", "--lake", str(lake), "--run-id", run_id, "--out", str(out)]) == 0
             link = re.search(r'<a href="([^"]+)">data-quality report of this run</a>', out.read_text())
             assert (link is not None) == linked
             if linked:
-                assert (report_location(lake, run_id).parent / link.group(1)).resolve() == quality.resolve()
+                assert (out.parent / link.group(1)).resolve() == quality.resolve()
     finally:
         quality.unlink()
+        for page in pages:
+            page.unlink(missing_ok=True)
 
 
 @pytest.mark.parametrize(("stages", "written"), [(STAGE_NAMES, True), (("publish",), False)])
@@ -97,6 +105,7 @@ def test_a_whole_run_writes_its_lake_report_and_a_stage_alone_leaves_it_to_the_r
     context = SimpleNamespace(lake=SimpleNamespace(root=str(lake)), run_id=run_id, published={"t": 1})
     monkeypatch.setattr(cli, "run_stages", lambda *args, **kwargs: context)
     monkeypatch.setattr(cli, "print_summary", lambda *args: None)
+    monkeypatch.setattr(cli, "attach_log_file", lambda path: None)  # no handler left on the root logger
     page = report_location(lake, run_id)
     try:
         cli.run_with_display(Settings(), lake, None, SimpleNamespace(run_id=run_id), stages)

@@ -12,6 +12,7 @@ from pipelines.ingest.admin_progress import (
     parse_admin_progress,
 )
 from schemas.tables import QUEUE_OFFSETS
+from tests.frames import assert_cached_parse_gives_the_same
 from tests.pipelines.ingest.lines_helper import (
     broken_files_on_disk,
     broken_lines,
@@ -423,6 +424,7 @@ def test_unknown_observation_time_summary_and_headerless_files(spark, real_sampl
             ("p/empty-ish.txt", 3, NO_HEADER_REASON),
         ]
     )
+    assert_cached_parse_gives_the_same(parsed, "observed_at")
 
 
 def test_broken_corpus_is_listed_completely():
@@ -435,3 +437,4 @@ def test_each_broken_file_is_rejected_with_its_reason(spark):
     assert rows_of(parsed.landed, "source_file") == []
     expected = [(name, reason) for name, reason in broken_reasons("admin_progress").items()]
     assert rows_of(parsed.rejected, "source_file", "reason") == sorted_rows(expected)
+    assert_cached_parse_gives_the_same(parsed, "observed_at")

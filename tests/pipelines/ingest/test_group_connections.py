@@ -13,7 +13,7 @@ from pipelines.ingest.consumer_connection import (
     render_consumer_connection,
 )
 from pipelines.ingest.group_connections import GROUP_UNKNOWN, parse_group_connections
-from tests.frames import rows
+from tests.frames import assert_cached_parse_gives_the_same, rows
 
 AT = datetime(2026, 11, 21, 10, 5, tzinfo=UTC)
 ONLINE = ConnectionDocument(
@@ -72,3 +72,4 @@ def test_each_client_is_a_row_and_a_group_not_online_is_one_row_without_a_client
         ("consumerConnection-cut.txt", CLIENT_CELLS_REASON),
         ("notes.txt", GROUP_UNKNOWN),
     }
+    assert_cached_parse_gives_the_same(parsed, "observed_at")

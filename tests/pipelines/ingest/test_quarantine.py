@@ -7,7 +7,7 @@ from datetime import datetime
 from pyspark.sql import functions as F
 
 from pipelines.ingest.quarantine import Parsed, derived, rejections, split_valid, union_parsed
-from tests.frames import assert_frames_equal
+from tests.frames import assert_cached_parse_gives_the_same, assert_frames_equal
 
 AT = datetime(2026, 11, 21, 10, 0)
 LANDED = ["source_file", "line_no", "offset", "at"]
@@ -84,10 +84,10 @@ def test_a_part_that_only_rejects_lands_nothing_and_counts_its_rows_as_quarantin
         "source_file string, line_no long, reason string, raw string, cluster string, _file_hash string",
     )
     union = union_parsed([a, rejections(whole_file, a.landed)])
-    for parsed in (union, union.cached(lambda df: df.cache())):
-        assert [r.source_file for r in parsed.landed.collect()] == ["a"]
-        assert sorted(r.source_file for r in parsed.rejected.collect()) == ["b"]
-        assert _sums(parsed.counted("at")) == {"a": (1, 0, AT, AT), "b": (0, 1, None, None)}
+    assert [r.source_file for r in union.landed.collect()] == ["a"]
+    assert sorted(r.source_file for r in union.rejected.collect()) == ["b"]
+    assert _sums(union.counted("at")) == {"a": (1, 0, AT, AT), "b": (0, 1, None, None)}
+    assert_cached_parse_gives_the_same(union, "at")
 
 
 def test_a_cached_derived_parse_computes_its_source_once_for_both_outputs(spark):
@@ -107,10 +107,13 @@ def test_a_cached_derived_parse_computes_its_source_once_for_both_outputs(spark)
         return split_valid(frame.drop("_reject_reason", "_raw"), _reason(), F.col("offset"), LANDED)
 
     parsed = derived(source, outputs)
-    assert (parsed.landed.count(), parsed.rejected.count(), runs.value) == (
-        1,
-        1,
-        4,
-    )  # each output computes it
-    cached = parsed.cached(lambda df: df.cache())
-    assert (cached.landed.count(), cached.rejected.count(), runs.value) == (1, 1, 6)  # once for both
+    # each output computes it
+    assert (parsed.landed.count(), parsed.rejected.count(), runs.value) == (1, 1, 4)
+    kept = []
+    cached = parsed.cached(lambda df: kept.append(df.cache()) or kept[-1])
+    try:
+        # once for both
+        assert (cached.landed.count(), cached.rejected.count(), runs.value) == (1, 1, 6)
+    finally:
+        for df in kept:
+            df.unpersist()

@@ -14,6 +14,7 @@ from pipelines.ingest.snapshots import (
     records_per_file,
     select_snapshot_documents,
 )
+from tests.frames import assert_cached_parse_gives_the_same
 
 AT = datetime(2024, 5, 1, 12, 0)
 LATER = datetime(2024, 5, 1, 12, 5)
@@ -452,6 +453,24 @@ def test_records_per_file_counts_every_file(spark):
         "records_landed",
         "records_quarantined",
     ]
+
+
+def test_a_key_with_an_empty_queue_map_is_no_record_and_a_cached_parse_gives_the_same(spark):
+    # the variant parse and, for a queue id twice, the parse of the text again
+    again = b'{"offsetTable":{"T@g":{0:1,0:2},"E@g":{}}}'
+    docs = documents(
+        spark,
+        doc("a.json", '{"T@g":{0:1,1:"x"},"E@g":{},"bad":{0:1,1:2}}', '{"%LMQ%q@%LMQ%q":8,"x":1}'),
+        doc("again.json", corrupt=again),
+        doc("cut.json", corrupt=b"{"),
+    )
+    parsed = explode_snapshots(docs)
+    assert sorted(tuple(r) for r in records_per_file(docs, parsed).collect()) == [
+        ("/landing/a.json", "hash-a.json", 5, 2, 3),
+        ("/landing/again.json", "hash-again.json", 2, 0, 2),
+        ("/landing/cut.json", "hash-cut.json", 1, 0, 1),
+    ]
+    assert_cached_parse_gives_the_same(parsed, "snapshot_at")
 
 
 @pytest.mark.parametrize(
