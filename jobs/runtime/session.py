@@ -46,6 +46,12 @@ CONCURRENT_WRITERS = 8
 # until the cleaner's next collection, and a long session's filled its heap with such pages
 # (docs/experiments.md, "Broadcast tables in small pages").
 PAGE_SIZE = "4m"
+# Spark keeps the classes it generates for a plan's code in a cache of 100 by default. An hour's
+# five stages generate about a thousand, so a session kept between intervals compiled them all
+# again every hour; this many holds them for the next interval (docs/experiments.md, "Generated
+# code kept between intervals"). A session serves a day at most, so the cache stays a fraction of
+# its JVM's metaspace.
+CODEGEN_CACHE_ENTRIES = 4000
 # Reads of more explicit paths than Spark's threshold (32) list them in a Spark job, a task
 # per path. With a local master those tasks run on the driver's own cores after a job's
 # scheduling, so the driver lists them itself, in milliseconds (docs/experiments.md,
@@ -62,6 +68,7 @@ def _base_conf(settings: SparkSettings) -> dict[str, str]:
     return {
         "spark.sql.session.timeZone": "UTC",
         "spark.buffer.pageSize": PAGE_SIZE,
+        "spark.sql.codegen.cache.maxEntries": str(CODEGEN_CACHE_ENTRIES),
         "spark.sql.shuffle.partitions": str(settings.shuffle_partitions),
         "spark.sql.adaptive.enabled": "true",
         "spark.sql.adaptive.coalescePartitions.enabled": "true",

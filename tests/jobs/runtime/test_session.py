@@ -72,6 +72,28 @@ def test_execution_memory_comes_in_pages_of_four_mib(spark):
     assert spark.range(1000).join(F.broadcast(small), "id").count() == 100
 
 
+def test_a_plans_generated_code_is_compiled_once_however_many_plans_come_between(spark):
+    """A session kept between intervals runs the same plans each hour, with a thousand others between."""
+    compiled = (
+        spark.sparkContext._jvm.org.apache.spark.metrics.source.CodegenMetrics.METRIC_COMPILATION_TIME()
+    )  # type: ignore[union-attr]
+
+    def plan(width: int):
+        # columns of distinct arithmetic: code of its own for each width, whatever the data
+        return spark.range(10).select(*[(F.col("id") * k + k).alias(f"c{k}") for k in range(1, width + 1)])
+
+    plan(1).collect()
+    before = compiled.getCount()
+    plan(1).collect()
+    assert compiled.getCount() == before  # the same code again: taken from the cache
+    for width in range(2, 160):  # more distinct plans than Spark's default cache holds (100)
+        plan(width).collect()
+    between = compiled.getCount()
+    assert between - before >= 150
+    plan(1).collect()
+    assert compiled.getCount() == between
+
+
 def test_a_column_expression_costs_a_few_calls_to_the_jvm(spark, monkeypatch):
     # with PySpark's call sites recorded, F.col alone made 13 calls and this expression 54
     F.col("first")  # PySpark reads whether to record them once, at its first expression
