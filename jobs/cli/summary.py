@@ -31,6 +31,15 @@ def example_commands(lake_root: str) -> list[str]:
     return [f'{program} sql --lake {shlex.quote(lake_root)} "{query}"' for query in EXAMPLE_QUERIES]
 
 
+def report_command(outcome: RunContext) -> str:
+    """``offsetlake report`` of the run's interval, as the DAG's report task writes it."""
+    words = ["offsetlake", "report", "--lake", outcome.lake.root, "--run-id", outcome.run_id]
+    for option, instant in (("--from", outcome.start), ("--to", outcome.end)):
+        if instant is not None:
+            words += [option, iso_z(instant)]
+    return shlex.join(words)
+
+
 def _ingest_lines(lake, run_id: str) -> list[str]:
     runs = lake.read(INGEST_RUNS).where(F.col("run_id") == run_id)
     by_status = runs.groupBy("source_kind", "status").agg(
@@ -98,7 +107,5 @@ def print_summary(outcome: RunContext, log_path: Path | None = None, report: Pat
     print("\n".join(f"  {command}" for command in example_commands(lake.root)))
     if report is not None:
         print(f"Open the lake's charts in a browser: {report.resolve().as_uri()}")
-    elif outcome.published and "://" not in lake.root:
-        print(
-            f"The lake's charts of this run: offsetlake report --lake {lake.root} --run-id {outcome.run_id}"
-        )
+    elif outcome.published:
+        print(f"The lake's charts of this run (where the lake is mounted): {report_command(outcome)}")

@@ -109,7 +109,7 @@ def render(
 <html lang="en"><head><meta charset="utf-8"><title>OffsetLake data quality: {escape(notification.run_id)}</title>
 <style>{_STYLE}</style></head><body>
 <h1>OffsetLake data quality</h1>
-<p>Charts of this run's lake (lag, rates, regressions, coverage): <a href="../{CHARTS_KIND}/{escape(Path(str(report_path("", notification.run_id))).name)}">the lake report</a> (written by <code>offsetlake run</code> once it has published, or by <code>offsetlake report --run-id</code>)</p>
+<p>Charts of this run's lake (lag, rates, regressions, coverage): <a href="../{CHARTS_KIND}/{escape(Path(str(report_path("", notification.run_id))).name)}">the lake report</a> (written by <code>offsetlake run</code> once it has published, or by <code>offsetlake report --run-id</code> without <code>--out</code>)</p>
 <p class="status {"error" if notification.has_errors else "warn" if failed else "pass"}">{escape(notification.status)}</p>
 <table>
 <tr><th>run</th><td>{escape(notification.run_id)}</td></tr>

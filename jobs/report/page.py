@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from html import escape
 from pathlib import Path
+from urllib.parse import quote
 
 import plotly.graph_objects as go
 import pyarrow as pa
@@ -48,7 +49,7 @@ def quality_link(lake_root: str | Path, run_id: str, page: Path) -> dict[str, st
     quality = Path(report_path(str(lake_root), run_id))
     if not quality.is_file():
         return {}
-    return {"data-quality report of this run": Path(os.path.relpath(quality, page.parent)).as_posix()}
+    return {"data-quality report of this run": quote(Path(os.path.relpath(quality, page.parent)).as_posix())}
 
 
 def interval_condition(column: str, start: datetime | None, end: datetime | None) -> str:

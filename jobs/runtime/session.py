@@ -48,10 +48,11 @@ CONCURRENT_WRITERS = 8
 PAGE_SIZE = "4m"
 # Spark keeps the classes it generates for a plan's code in a cache of 100 by default. An hour's
 # five stages generate about a thousand, so a session kept between intervals compiled them all
-# again every hour; this many holds them for the next interval (docs/experiments.md, "Generated
-# code kept between intervals"). A session serves a day at most, so the cache stays a fraction of
-# its JVM's metaspace.
-CODEGEN_CACHE_ENTRIES = 4000
+# again every hour; this many keeps those the next hour's plans share, beside a few hours' of the
+# classes whose code holds an interval's bounds, which every interval compiles anew (about 200 an
+# hour). At about 14 KB of source and bytecode each, a full cache holds some 30 MB of the heap
+# (docs/experiments.md, "Generated code kept between intervals").
+CODEGEN_CACHE_ENTRIES = 2000
 # Reads of more explicit paths than Spark's threshold (32) list them in a Spark job, a task
 # per path. With a local master those tasks run on the driver's own cores after a job's
 # scheduling, so the driver lists them itself, in milliseconds (docs/experiments.md,

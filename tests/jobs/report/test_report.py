@@ -5,14 +5,17 @@ a whole run writes the page, a stage run alone leaves it to the report command."
 from __future__ import annotations
 
 import re
+import shlex
 from datetime import timedelta
 from pathlib import Path
 from types import SimpleNamespace
+from urllib.parse import unquote
 
 import pytest
 
 from jobs.cli import main as cli
 from jobs.cli.main import main
+from jobs.cli.summary import report_command
 from jobs.quality.report import render as render_quality
 from jobs.quality.report import report_path
 from jobs.quality.results import Notification
@@ -89,7 +92,7 @@ def test_the_report_of_a_run_links_its_quality_report_when_the_run_wrote_one(lak
             link = re.search(r'<a href="([^"]+)">data-quality report of this run</a>', out.read_text())
             assert (link is not None) == linked
             if linked:
-                assert (out.parent / link.group(1)).resolve() == quality.resolve()
+                assert (out.parent / unquote(link.group(1))).resolve() == quality.resolve()
     finally:
         quality.unlink()
         for page in pages:
@@ -97,7 +100,7 @@ def test_the_report_of_a_run_links_its_quality_report_when_the_run_wrote_one(lak
 
 
 @pytest.mark.parametrize(("stages", "written"), [(STAGE_NAMES, True), (("publish",), False)])
-def test_a_whole_run_writes_its_lake_report_and_a_stage_alone_leaves_it_to_the_report_command(
+def test_a_whole_run_writes_its_lake_report_and_a_stage_alone_leaves_it_to_thereport_command(
     lake, monkeypatch, stages, written
 ):
     """An Airflow interval runs each stage alone, then ``offsetlake report``: the page is written once."""
@@ -110,5 +113,26 @@ def test_a_whole_run_writes_its_lake_report_and_a_stage_alone_leaves_it_to_the_r
     try:
         cli.run_with_display(Settings(), lake, None, SimpleNamespace(run_id=run_id), stages)
         assert page.is_file() == written
+    finally:
+        page.unlink(missing_ok=True)
+
+
+def test_thereport_command_a_stage_run_alone_prints_writes_the_page_of_its_interval(lake):
+    context = SimpleNamespace(
+        lake=SimpleNamespace(root=str(lake)), run_id="run by hand", start=DAY, end=DAY + timedelta(hours=1)
+    )
+    words = shlex.split(report_command(context))
+    assert words[:2] == ["offsetlake", "report"]
+    assert (
+        words[words.index("--lake") + 1] == str(lake) and words[words.index("--run-id") + 1] == "run by hand"
+    )
+    assert (words[words.index("--from") + 1], words[words.index("--to") + 1]) == (
+        "2026-11-21T00:00:00Z",
+        "2026-11-21T01:00:00Z",
+    )
+    page = report_location(lake, "run by hand")
+    try:
+        assert main(words[1:]) == 0
+        assert page.is_file()
     finally:
         page.unlink(missing_ok=True)
