@@ -49,7 +49,8 @@ def spark(tmp_path_factory):
             "spark.cleaner.periodicGC.interval": "1min",
         },
     )
-    session = build_session(settings)
+    # the suite's plans, like a kept session's intervals, come back between others: it keeps their code
+    session = build_session(settings, kept=True)
     # what the suite has imported lives as long as it: frozen, each collection after a test
     # (_release_frames) scans only the objects made since
     gc.collect()

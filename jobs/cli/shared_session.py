@@ -360,8 +360,8 @@ class Server:
         self.fit = {**self.fit, "code": code_version()}  # the code this process loaded, as it starts
         # Not one interval's JVM: it serves the interval's stages and, kept, the intervals after, so
         # with ``jit = "auto"`` it compiles for throughput (docs/experiments.md, "The kept session
-        # compiles fully").
-        return build_session(settings.spark, None, interval=None)
+        # compiles fully"), and keeps the code Spark generates for the next interval's plans.
+        return build_session(settings.spark, None, interval=None, kept=True)
 
     def _loop(self, listener: socket.socket) -> int:
         while True:

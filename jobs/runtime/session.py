@@ -50,8 +50,9 @@ PAGE_SIZE = "4m"
 # five stages generate about a thousand, so a session kept between intervals compiled them all
 # again every hour; this many keeps those the next hour's plans share, beside a few hours' of the
 # classes whose code holds an interval's bounds, which every interval compiles anew (about 200 an
-# hour). At about 14 KB of source and bytecode each, a full cache holds some 30 MB of the heap
-# (docs/experiments.md, "Generated code kept between intervals").
+# hour). At about 14 KB of source and bytecode each, a full cache holds some 30 MB of the heap. A
+# run in its own process compiles each plan once and keeps Spark's default (docs/experiments.md,
+# "Generated code kept between intervals").
 CODEGEN_CACHE_ENTRIES = 2000
 # Reads of more explicit paths than Spark's threshold (32) list them in a Spark job, a task
 # per path. With a local master those tasks run on the driver's own cores after a job's
@@ -69,7 +70,6 @@ def _base_conf(settings: SparkSettings) -> dict[str, str]:
     return {
         "spark.sql.session.timeZone": "UTC",
         "spark.buffer.pageSize": PAGE_SIZE,
-        "spark.sql.codegen.cache.maxEntries": str(CODEGEN_CACHE_ENTRIES),
         "spark.sql.shuffle.partitions": str(settings.shuffle_partitions),
         "spark.sql.adaptive.enabled": "true",
         "spark.sql.adaptive.coalescePartitions.enabled": "true",
@@ -146,11 +146,15 @@ def _ship_environment(settings: SparkSettings, conf: dict[str, str], submitted: 
 
 
 def build_session(
-    settings: SparkSettings, output: Path | None = None, interval: timedelta | None = None
+    settings: SparkSettings,
+    output: Path | None = None,
+    interval: timedelta | None = None,
+    kept: bool = False,
 ) -> SparkSession:
     """Create (or reuse) the SparkSession described by ``settings``; a JVM started here writes
     what it prints to ``output`` when given (jobs.runtime.logs), and compiles for the length of
-    the run's ``interval`` (:func:`quick_start`)."""
+    the run's ``interval`` (:func:`quick_start`). A ``kept`` session, one that serves many
+    intervals' plans (jobs.cli.shared_session), keeps the code Spark generates for them."""
     if os.environ.get("PYSPARK_GATEWAY_PORT") and SparkContext._gateway is None:
         # under spark-submit its JVM holds the submitted settings; without a connection to it
         # SparkConf() is empty and the embedded master would replace spark-submit's
@@ -172,6 +176,8 @@ def build_session(
     if settings.delta_engine == "spark":
         conf["spark.sql.extensions"] = DELTA_EXTENSION
         conf["spark.sql.catalog.spark_catalog"] = DELTA_CATALOG
+    if kept:
+        conf["spark.sql.codegen.cache.maxEntries"] = str(CODEGEN_CACHE_ENTRIES)
     conf.update(settings.conf)
     conf.setdefault("spark.app.name", settings.app_name)
     on_cluster = not conf.get("spark.master", submitted.get("spark.master", "local")).startswith("local")

@@ -72,8 +72,9 @@ def test_execution_memory_comes_in_pages_of_four_mib(spark):
     assert spark.range(1000).join(F.broadcast(small), "id").count() == 100
 
 
-def test_a_plans_generated_code_is_compiled_once_however_many_plans_come_between(spark):
-    """A session kept between intervals runs the same plans each hour, with a thousand others between."""
+def test_a_kept_sessions_plans_compile_their_code_once_however_many_plans_come_between(spark):
+    """A session kept between intervals runs the same plans each hour, with a thousand others between
+    (the test session is built as one: tests/conftest.py)."""
     compiled = (
         spark.sparkContext._jvm.org.apache.spark.metrics.source.CodegenMetrics.METRIC_COMPILATION_TIME()
     )  # type: ignore[union-attr]
