@@ -8,6 +8,7 @@ import sys
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 
@@ -87,7 +88,7 @@ def test_two_intervals_through_airflow_find_the_simulated_incidents(dagbag, tmp_
         assert (lake / "reports" / "quality" / f"{run_id}.html").is_file()
         page = (lake / "reports" / "lake" / f"{run_id}.html").read_text()
         # the report task's page, which links the audit's page as that one links it
-        assert "Lag per group" in page and f'href="../quality/{run_id}.html"' in page
+        assert "Lag per group" in page and f'href="../quality/{quote(run_id)}.html"' in page
     published = table(lake, "gold/consumer_lag")
     assert {r["observed_at"].hour for r in published} == {0, 1}
 
