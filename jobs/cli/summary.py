@@ -27,13 +27,18 @@ EXAMPLE_QUERIES = (
 
 def example_commands(lake_root: str) -> list[str]:
     """The example queries as ``offsetlake sql`` command lines on the lake at ``lake_root``."""
-    program = shlex.quote(sys.argv[0]) if sys.argv[0].endswith("offsetlake") else "offsetlake"
+    program = shlex.quote(_program())
     return [f'{program} sql --lake {shlex.quote(lake_root)} "{query}"' for query in EXAMPLE_QUERIES]
+
+
+def _program() -> str:
+    """The program as this process was started (its path), or ``offsetlake``."""
+    return sys.argv[0] if sys.argv[0].endswith("offsetlake") else "offsetlake"
 
 
 def report_command(outcome: RunContext) -> str:
     """``offsetlake report`` of the run's interval, as the DAG's report task writes it."""
-    words = ["offsetlake", "report", "--lake", outcome.lake.root, "--run-id", outcome.run_id]
+    words = [_program(), "report", "--lake", outcome.lake.root, "--run-id", outcome.run_id]
     for option, instant in (("--from", outcome.start), ("--to", outcome.end)):
         if instant is not None:
             words += [option, iso_z(instant)]
