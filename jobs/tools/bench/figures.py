@@ -75,10 +75,19 @@ def _ratio(seconds: float, other: float | None) -> float | None:
 
 
 def case_figures(
-    case, inputs, timed, lake, reference, comparison, rows_before: dict[str, int] | None = None, lean=None
+    case,
+    inputs,
+    timed,
+    lake,
+    reference,
+    comparison,
+    rows_before: dict[str, int] | None = None,
+    lean=None,
+    lean_spark=None,
 ) -> dict:
     """Every figure of one case, JSON-ready; ``rows_before``: the stages' counted rows the lake held
-    before the run; ``lean``: the lean DuckDB job's run (its regressions judged on a commits-only case)."""
+    before the run; ``lean``, ``lean_spark``: the lean DuckDB job's run and the lean Spark job's (their
+    regressions judged on a commits-only case)."""
     run, sampler = timed.run, timed.sampler
     rows = table_rows(lake)
     counted = stage_rows(lake, run.published, rows)
@@ -97,13 +106,14 @@ def case_figures(
         seconds for stage, seconds in run.stage_seconds.items() if stage in ("ingest", "replay", "marts")
     )
     mismatches = describe_mismatches(comparison)
-    lean_figures = lean.to_json() if lean is not None else None
-    if lean is not None and case.kind == "commits-only" and not lean.regressions.get("agrees", False):
-        r = lean.regressions
-        mismatches.append(
-            f"lean DuckDB job's regressions: {r.get('only_in_lean')} rows only in the lean job's, "
-            f"{r.get('only_in_lake')} only in silver/offset_regressions"
-        )
+    for job, name in ((lean, "DuckDB"), (lean_spark, "Spark")):
+        if job is not None and case.kind == "commits-only" and not job.regressions.get("agrees", False):
+            r = job.regressions
+            mismatches.append(
+                f"lean {name} job's regressions: {r.get('only_in_lean')} rows only in the lean job's, "
+                f"{r.get('only_in_lake')} only in silver/offset_regressions"
+            )
+    commits = lean is not None and lean.counts["commits"]
     return {
         "case": case.name,
         "kind": case.kind,
@@ -124,12 +134,16 @@ def case_figures(
             "seconds": reference.total_seconds,
             "cpu_seconds": reference.cpu_seconds,
         },
-        "lean": lean_figures,
+        "lean": lean.to_json() if lean is not None else None,
+        "lean_spark": lean_spark.to_json() if lean_spark is not None else None,
         "whole_run_to_oracle": _ratio(run.wall_seconds, reference.total_seconds),
         # no ratio where the lean job had no commit events to read (start-up, snapshots only)
-        "whole_run_to_lean": _ratio(
-            run.wall_seconds, lean.seconds if lean and lean.counts["commits"] else None
+        "whole_run_to_lean": _ratio(run.wall_seconds, lean.seconds if commits else None),
+        # the whole run over the same lean job on Spark, and that job over the DuckDB one: Spark's own share
+        "whole_run_to_lean_spark": _ratio(
+            run.wall_seconds, lean_spark.seconds if commits and lean_spark else None
         ),
+        "lean_spark_to_lean": _ratio(lean_spark.seconds, lean.seconds) if commits and lean_spark else None,
         "offsetlake_to_duckdb": pipeline_seconds / reference.total_seconds
         if reference.total_seconds > 0
         else None,

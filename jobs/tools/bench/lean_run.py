@@ -1,5 +1,5 @@
-"""The lean DuckDB job (:mod:`jobs.tools.bench.lean`) timed as a child process, and its regressions
-held against the lake's.
+"""A lean job timed as a child process, and its regressions held against the lake's: the lean DuckDB
+job (:mod:`jobs.tools.bench.lean`), or the same job written for Spark (:mod:`jobs.tools.bench.lean_spark`).
 
 The job is timed from launch to exit, as ``offsetlake run`` is (:mod:`jobs.tools.bench.pipeline_run`).
 Its regressions are compared with ``silver/offset_regressions`` as multisets of
@@ -22,6 +22,12 @@ from deltalake import DeltaTable
 
 from jobs.tools.bench.lean import REGRESSION_COLUMNS
 from jobs.tools.bench.pipeline_run import REPO_ROOT, PipelineRunError
+
+# each lean job's name, its module, and where under its output directory it writes its regressions
+LEAN_JOBS = {
+    "duckdb": ("the lean DuckDB job", "jobs.tools.bench.lean", "regressions.parquet"),
+    "spark": ("the lean Spark job", "jobs.tools.bench.lean_spark", "regressions/*.parquet"),
+}
 
 
 @dataclass
@@ -66,22 +72,26 @@ def compare_regressions(lake: Path, lean_regressions: Path) -> dict:
     return {**figures, "agrees": figures["only_in_lake"] == figures["only_in_lean"] == 0}
 
 
-def run_lean(landing: Path, out: Path, lake: Path | None = None) -> LeanRun:
-    """``python -m jobs.tools.bench.lean <landing> <out>``, timed; its regressions compared with ``lake``'s."""
+def run_lean(
+    landing: Path, out: Path, lake: Path | None = None, engine: str = "duckdb", options: tuple[str, ...] = ()
+) -> LeanRun:
+    """The lean job of ``engine`` (LEAN_JOBS: ``python -m <module> <landing> <out> <options>``), timed;
+    its regressions compared with ``lake``'s."""
+    name, module, regressions = LEAN_JOBS[engine]
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])),
     }
     began = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "jobs.tools.bench.lean", str(landing), str(out)],
+        [sys.executable, "-m", module, str(landing), str(out), *options],
         capture_output=True, text=True, env=env, cwd=REPO_ROOT,
     )  # fmt: skip
     seconds = time.perf_counter() - began
     if done.returncode != 0:
-        raise PipelineRunError(f"the lean DuckDB job failed (exit code {done.returncode}):\n{done.stderr}")
+        raise PipelineRunError(f"{name} failed (exit code {done.returncode}):\n{done.stderr}")
     counts = json.loads(done.stdout.strip().splitlines()[-1])
     run = LeanRun(seconds, counts)
     if lake is not None and counts["commits"] > 0:
-        run.regressions = compare_regressions(lake, out / "regressions.parquet")
+        run.regressions = compare_regressions(lake, out / regressions)
     return run

@@ -89,13 +89,32 @@ def _print_lean(case: dict) -> None:
         f"   {'lean DuckDB job':<16} {lean['seconds']:>8.1f}  (a process): whole run / lean = "
         f"{_number(case.get('whole_run_to_lean'), 2)}x; {agreement}{judged}"
     )
+    spark = case.get("lean_spark")
+    if spark:
+        r = spark.get("regressions") or {}
+        agreement = (
+            ("regressions equal" if r["agrees"] else f"{r['only_in_lean']:,} regressions only lean, {r['only_in_lake']:,} only OffsetLake")
+            if r
+            else "no commit events"
+        )  # fmt: skip
+        print(
+            f"   {'lean Spark job':<16} {spark['seconds']:>8.1f}  (the same job on Spark, a process): whole run / lean Spark = "
+            f"{_number(case.get('whole_run_to_lean_spark'), 2)}x, lean Spark / lean DuckDB = "
+            f"{_number(case.get('lean_spark_to_lean'), 2)}x; {agreement}"
+        )  # fmt: skip
 
 
 def print_repeats(case: dict) -> None:
     """The runs of a repeated case, and which one its figures are."""
     runs = "; ".join(
         f"run {r['run']}: {_number(r.get('wall_seconds'), 1)}s / lean {_number(r.get('lean_seconds'), 1)}s "
-        f"= {_number(r.get('whole_run_to_lean'), 2)}x, / oracle {r['duckdb_seconds']:.1f}s = {_number(r.get('whole_run_to_oracle'), 2)}x"
+        f"= {_number(r.get('whole_run_to_lean'), 2)}x"
+        + (
+            f" (lean Spark {_number(r['lean_spark_seconds'], 1)}s = {_number(r.get('lean_spark_to_lean'), 2)}x lean)"
+            if r.get("lean_spark_seconds")
+            else ""
+        )
+        + f", / oracle {r['duckdb_seconds']:.1f}s = {_number(r.get('whole_run_to_oracle'), 2)}x"
         for r in case["repeats"]
     )
     print(f"-- {case['case']}, {case['median_of_runs']} runs (whole run vs DuckDB): {runs}")
@@ -130,6 +149,12 @@ def print_summary(report: dict, path: Path) -> None:
             f"   largest commits-only case ({lean['case']}), the whole run vs the lean DuckDB job: "
             f"{_number(lean['ratio'], 2)}x (runs: {runs}; target <= {report['targets']['lean_ratio_max']}x)"
         )
+        if lean.get("lean_spark_to_lean") is not None:
+            spark = ", ".join(_number(r.get("lean_spark_to_lean"), 2) for r in lean["runs"])
+            print(
+                f"   the same lean job on Spark vs on DuckDB (Spark's own part of that ratio): "
+                f"{_number(lean['lean_spark_to_lean'], 2)}x (runs: {spark})"
+            )
     ratio = report["duckdb_ratio_largest"]
     if ratio is not None:
         ratios = report.get("duckdb_ratios_largest") or []

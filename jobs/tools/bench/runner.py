@@ -13,8 +13,9 @@ Cases, each in ``<workdir>/<case>/``:
 Inputs are generated into ``landing/`` once and reused while the spec is unchanged. Each run
 writes a fresh ``lake/`` with ``offsetlake run`` (every stage); DuckDB computes the same tables
 into ``reference.duckdb`` (the oracle) and the lean DuckDB job writes its Parquet files into
-``lean/`` (:mod:`jobs.tools.bench.lean`); they are deleted after a case that agrees row for row,
-kept for inspection after one that does not.
+``lean/`` (:mod:`jobs.tools.bench.lean`); in the commits-only case the same lean job written for
+Spark writes ``lean-spark/`` (:mod:`jobs.tools.bench.lean_spark`). They are deleted after a case that
+agrees row for row, kept for inspection after one that does not.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from jobs.cli.main import EXIT_FAILED, EXIT_OK
+from jobs.runtime.session import EMBEDDED_MASTER
 from jobs.sources import patterns
 from jobs.tools.bench import commits_only
 from jobs.tools.bench.compare import compare_lake
@@ -175,7 +177,29 @@ def run_case(
     shutil.rmtree(lake, ignore_errors=True)
     timed = _run_pipeline(settings, landing, lake, case_dir, isolate)
     lean = run_lean(landing, case_dir / "lean", lake)
-    return _judged(case, settings, inputs, landing, lake, timed, keep_outputs=keep_outputs, lean=lean)
+    # the case the whole run's ratio to the lean job is judged on: how much of that ratio is Spark's own
+    lean_spark = (
+        run_lean(landing, case_dir / "lean-spark", lake, "spark", lean_spark_options(settings))
+        if case.kind == "commits-only"
+        else None
+    )
+    return _judged(
+        case,
+        settings,
+        inputs,
+        landing,
+        lake,
+        timed,
+        keep_outputs=keep_outputs,
+        lean=lean,
+        lean_spark=lean_spark,
+    )
+
+
+def lean_spark_options(settings: Settings) -> tuple[str, ...]:
+    """The lean Spark job's master and driver memory: those OffsetLake's run is given."""
+    spark = settings.spark
+    return ("--master", spark.master or EMBEDDED_MASTER, "--driver-memory", spark.driver_memory)
 
 
 def run_incremental_case(
@@ -216,12 +240,22 @@ def run_incremental_case(
 
 
 def _judged(
-    case, settings, inputs, landing, lake, timed: TimedRun, *, keep_outputs: bool, rows_before=None, lean=None
+    case,
+    settings,
+    inputs,
+    landing,
+    lake,
+    timed: TimedRun,
+    *,
+    keep_outputs: bool,
+    rows_before=None,
+    lean=None,
+    lean_spark=None,
 ) -> dict:
     """The DuckDB reference over ``landing``, compared row for row with ``lake``, and the case's figures.
 
     ``rows_before``: each stage's counted rows in ``lake`` before the timed run (it added the rest);
-    ``lean``: the lean job's run (:func:`jobs.tools.bench.lean_run.run_lean`), None when not run.
+    ``lean``, ``lean_spark``: the lean jobs' runs (:func:`jobs.tools.bench.lean_run.run_lean`), None when not run.
     """
     case_dir = lake.parent
     database = case_dir / "reference.duckdb"
@@ -230,7 +264,7 @@ def _judged(
     began = time.perf_counter()
     comparison.append(compare_checks(reference.con, lake, settings))  # the audit's figures, computed again
     reference.timings["quality"] = time.perf_counter() - began
-    figures = case_figures(case, inputs, timed, lake, reference, comparison, rows_before, lean)
+    figures = case_figures(case, inputs, timed, lake, reference, comparison, rows_before, lean, lean_spark)
     figures["load_average"] = {
         "before": timed.load_before,
         "after_pipeline": timed.load_after,
@@ -242,6 +276,7 @@ def _judged(
         shutil.rmtree(case_dir / "duckdb-spill", ignore_errors=True)
         database.unlink(missing_ok=True)
         shutil.rmtree(case_dir / "lean", ignore_errors=True)
+        shutil.rmtree(case_dir / "lean-spark", ignore_errors=True)
     return figures
 
 

@@ -1,5 +1,5 @@
 """offsetlake bench's whole run: ``offsetlake run`` in a child process with every stage in its figures,
-and the lean DuckDB job's regressions held against OffsetLake's on commit events only."""
+and the lean jobs' regressions (DuckDB's and Spark's) held against OffsetLake's on commit events only."""
 
 from __future__ import annotations
 
@@ -10,9 +10,11 @@ import duckdb
 import pytest
 
 from jobs.stages.runner import STAGE_NAMES
+from jobs.tools.bench import lean_spark
 from jobs.tools.bench.commits_only import generate, queue_count
 from jobs.tools.bench.lean_run import compare_regressions, run_lean
 from jobs.tools.bench.pipeline_run import PipelineRunError, every_stage, run_whole, settings_toml, stage_spans
+from jobs.tools.bench.runner import lean_spark_options
 from schemas.config import Settings, load_settings
 from schemas.quality import QualitySettings
 
@@ -55,6 +57,36 @@ def test_commits_only_inputs_are_plain_commit_events_with_regressions(tmp_path):
     assert run.regressions == {}  # no lake to compare with
 
 
+def _rows(parquet: str, sql: str) -> list[tuple]:
+    return duckdb.execute(
+        f"SELECT * FROM ({sql.format(parquet=f'read_parquet({parquet!r})')}) ORDER BY ALL"
+    ).fetchall()
+
+
+def test_the_lean_spark_job_computes_what_the_lean_duckdb_job_does(spark, tmp_path):
+    generate(20_000, START, tmp_path / "landing")
+    duck = run_lean(tmp_path / "landing", tmp_path / "lean")
+    counts = lean_spark.run(spark, tmp_path / "landing", tmp_path / "spark")
+    assert counts == duck.counts and counts["regressions"] > 0
+    regressions = "SELECT * EXCLUDE (detected_at), CAST(detected_at AS TIMESTAMP) AS at FROM {parquet}"
+    assert _rows(str(tmp_path / "spark" / "regressions" / "*.parquet"), regressions) == _rows(
+        str(tmp_path / "lean" / "regressions.parquet"), regressions
+    )
+    throughput = "SELECT * EXCLUDE (hour_start), CAST(hour_start AS TIMESTAMP) AS hour FROM {parquet}"
+    assert _rows(str(tmp_path / "spark" / "throughput" / "*.parquet"), throughput) == _rows(
+        str(tmp_path / "lean" / "throughput.parquet"), throughput
+    )
+
+
+def test_the_lean_spark_job_runs_in_its_own_process_with_the_runs_master_and_memory(tmp_path):
+    generate(20_000, START, tmp_path / "landing")
+    options = ("--master", "local[1]", "--driver-memory", "1g")
+    run = run_lean(tmp_path / "landing", tmp_path / "spark", engine="spark", options=options)
+    assert run.seconds > 0 and run.counts == run_lean(tmp_path / "landing", tmp_path / "lean").counts
+    with pytest.raises(PipelineRunError, match="the lean Spark job failed"):
+        run_lean(tmp_path / "landing", tmp_path / "bad", engine="spark", options=("--master", "nowhere"))
+
+
 @pytest.mark.slow
 def test_the_whole_run_has_every_stage_and_the_lean_jobs_regressions_are_offsetlakes(tmp_path):
     landing, lake = tmp_path / "landing", tmp_path / "lake"
@@ -71,6 +103,10 @@ def test_the_whole_run_has_every_stage_and_the_lean_jobs_regressions_are_offsetl
     assert lean.regressions == {"lake_rows": lean.counts["regressions"], "lean_rows": lean.counts["regressions"],
                                 "only_in_lake": 0, "only_in_lean": 0, "agrees": True}  # fmt: skip
     assert lean.counts["regressions"] > 0
+    options = lean_spark_options(settings)
+    assert options == ("--master", "local[2]", "--driver-memory", "1g")
+    on_spark = run_lean(landing, tmp_path / "lean-spark", lake, "spark", options)
+    assert on_spark.regressions == lean.regressions and on_spark.counts == lean.counts
 
     # one regression the lean job did not find: the comparison says so
     planted = tmp_path / "planted.parquet"
