@@ -7,8 +7,9 @@ with ``--case commits-only``, plain commit events of each count of ``--sizes``) 
 the inputs, runs ``offsetlake run`` (every stage, audit and publish included) in a child
 process while sampling its memory, computes the same tables with DuckDB from the same files
 (the oracle), checks that both agree row for row, runs the lean DuckDB job a user would write
-by hand (:mod:`jobs.tools.bench.lean`), prints one table per case (the whole run, each stage,
-both DuckDB times and the ratios) and writes every figure to ``<workdir>/bench-<timestamp>.json``.
+by hand (:mod:`jobs.tools.bench.lean`) and, in the commits-only case, the same job written for
+Spark (:mod:`jobs.tools.bench.lean_spark`), prints one table per case (the whole run, each stage,
+the oracle's and the lean jobs' times, and the ratios) and writes every figure to ``<workdir>/bench-<timestamp>.json``.
 With ``--case airflow-hour``, each count of ``--sizes`` is a cluster's commits an hour, and three
 hourly intervals run one after the other through the DAG on real Airflow (:mod:`jobs.tools.bench.airflow_hour`). With ``--repeat N`` each commits and snapshots case
 runs N times (pipeline, then DuckDB), and its figures are the median run's. Exit code 1 when

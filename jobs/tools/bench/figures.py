@@ -113,6 +113,10 @@ def case_figures(
                 f"lean {name} job's regressions: {r.get('only_in_lean')} rows only in the lean job's, "
                 f"{r.get('only_in_lake')} only in silver/offset_regressions"
             )
+    if lean is not None and lean_spark is not None and lean_spark.counts != lean.counts:
+        mismatches.append(
+            f"lean Spark job's rows {lean_spark.counts} against the lean DuckDB job's {lean.counts}"
+        )
     commits = lean is not None and lean.counts["commits"]
     return {
         "case": case.name,

@@ -6,8 +6,13 @@ read with a declared schema and written to Parquet, both semantics by window fun
 the regressions and the hourly throughput to Parquet. It has none of what OffsetLake adds (Delta
 tables, the checks that quarantine bad lines, checkpoints, the audit, the marts), and none of its
 tuning: Spark's defaults but the session's time zone (UTC, for the hours), Parquet timestamps as
-Delta writes them, and the driver's memory and master OffsetLake's run is given. Its time against
-the lean DuckDB job's is the part of OffsetLake's distance to that job that is Spark's own.
+Delta writes them, no UI or progress bar, and the master and driver memory OffsetLake's run gets
+(:func:`jobs.tools.bench.runner.lean_spark_options`). Its time against the lean DuckDB job's is the
+part of OffsetLake's distance to that job that is Spark's own.
+
+It reads what the DuckDB job reads as that job reads it: a line that does not fit the declared
+schema fails the job (Spark's JSON reader would otherwise make its fields null), a file's name is
+its path (not Spark's URI of it), and nulls sort last in a queue's order.
 
 Run as ``python -m jobs.tools.bench.lean_spark <landing> <out> [--master M] [--driver-memory G]``,
 timed as the bench times ``offsetlake run`` (a process, start-up included). It writes ``commits/``,
@@ -20,7 +25,7 @@ import argparse
 import json
 from pathlib import Path
 
-from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from jobs.tools.bench.lean import COLUMNS, commit_files
@@ -31,10 +36,18 @@ _SPARK_TYPES = {"TIMESTAMPTZ": "TIMESTAMP", "VARCHAR": "STRING", "INTEGER": "INT
 SCHEMA = ", ".join(f"`{name}` {_SPARK_TYPES[kind]}" for name, kind in COLUMNS.items())
 
 
+def _path(uri: Column) -> Column:
+    """A local file's path from Spark's URI of it (``file:///a%20b/c+d`` is ``/a b/c+d``: the URI
+    leaves a ``+`` as it is, which a URL decoding would read as a space)."""
+    return F.url_decode(F.regexp_replace(F.regexp_replace(uri, "^file://", ""), "\\+", "%2B"))
+
+
 def replayed(commits: DataFrame) -> DataFrame:
     """Each commit with the broker's stored offset before it (the queue's previous commit) and the
     client's offset after it (the highest committed so far), in the lean DuckDB job's order."""
-    order = Window.partitionBy(*QUEUE).orderBy("committed_at", "source_file", "offset")
+    order = Window.partitionBy(*QUEUE).orderBy(
+        *[F.col(c).asc_nulls_last() for c in ("committed_at", "source_file", "offset")]
+    )
     return commits.withColumns(
         {
             "stored_offset_before": F.lag("offset").over(order),
@@ -50,8 +63,9 @@ def run(spark: SparkSession, landing: Path, out: Path) -> dict:
         return {"commits": 0, "regressions": 0, "throughput_rows": 0}
     (
         spark.read.schema(SCHEMA)
+        .option("mode", "FAILFAST")
         .json(files)
-        .withColumn("source_file", F.input_file_name())
+        .withColumn("source_file", _path(F.input_file_name()))
         .withColumn("cluster", F.regexp_extract("source_file", "/commits/([^/]+)/", 1))
         .write.mode("overwrite")
         .parquet(str(out / "commits"))
@@ -94,13 +108,14 @@ def run(spark: SparkSession, landing: Path, out: Path) -> dict:
     }
 
 
-def session(master: str, driver_memory: str) -> SparkSession:
-    """A plain session: Spark's defaults, but the few settings the module docstring names."""
+def session(master: str, driver_memory: str | None) -> SparkSession:
+    """A plain session: Spark's defaults, but the few settings the module docstring names (``driver_memory``
+    None: Spark's own)."""
+    builder = SparkSession.builder.appName("lean-spark").master(master)
+    if driver_memory:
+        builder = builder.config("spark.driver.memory", driver_memory)
     return (
-        SparkSession.builder.appName("lean-spark")
-        .master(master)
-        .config("spark.driver.memory", driver_memory)
-        .config("spark.sql.session.timeZone", "UTC")
+        builder.config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
@@ -113,7 +128,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("landing", type=Path)
     parser.add_argument("out", type=Path)
     parser.add_argument("--master", default="local[*]")
-    parser.add_argument("--driver-memory", default="4g")
+    parser.add_argument("--driver-memory", help="the driver's heap (Spark's default when not given)")
     args = parser.parse_args(argv)
     spark = session(args.master, args.driver_memory)
     spark.sparkContext.setLogLevel("ERROR")

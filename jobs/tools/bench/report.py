@@ -148,7 +148,7 @@ def summarize(cases: list[dict], settings: Settings, isolated: bool) -> dict:
         ]
         if largest
         else [],
-        "whole_run_to_lean_largest": _largest_lean(cases),
+        "whole_run_to_lean_largest": largest_lean(cases),
         "linearity": linearity(cases),
         "driver_peak_mib": {c["case"]: c["pipeline"]["run"]["driver_peak_mib"] for c in cases},
         "incremental": {c["case"]: c["incremental"] for c in cases if c["kind"] == "incremental"},
@@ -156,7 +156,7 @@ def summarize(cases: list[dict], settings: Settings, isolated: bool) -> dict:
     }
 
 
-def _largest_lean(cases: list[dict]) -> dict | None:
+def largest_lean(cases: list[dict]) -> dict | None:
     """The largest commits-only case's whole run over the lean job, with every run's seconds, and the
     lean Spark job's over the lean DuckDB job's (Spark's own part of the ratio)."""
     only = [c for c in cases if c["kind"] == "commits-only"]
@@ -174,13 +174,12 @@ def _largest_lean(cases: list[dict]) -> dict | None:
         "wall_seconds", "lean_seconds", "whole_run_to_lean", "load_average", "lean_spark_seconds",
         "whole_run_to_lean_spark", "lean_spark_to_lean",
     )  # fmt: skip
-    spark_ratios = sorted(r["lean_spark_to_lean"] for r in runs if r.get("lean_spark_to_lean") is not None)
     return {
         "case": largest["case"],
         "ratio": largest["whole_run_to_lean"],
         "runs": [{k: r.get(k) for k in keys} for r in runs],
-        # the median run of the lean Spark job over the lean DuckDB job
-        "lean_spark_to_lean": spark_ratios[len(spark_ratios) // 2] if spark_ratios else None,
+        # of the run the ratio is, as the ratio: that run's lean Spark job over its lean DuckDB job
+        "lean_spark_to_lean": largest.get("lean_spark_to_lean"),
     }
 
 

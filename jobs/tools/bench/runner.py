@@ -197,9 +197,13 @@ def run_case(
 
 
 def lean_spark_options(settings: Settings) -> tuple[str, ...]:
-    """The lean Spark job's master and driver memory: those OffsetLake's run is given."""
+    """The lean Spark job's master and driver memory: those OffsetLake's run gets from ``settings``
+    (jobs.runtime.session.build_session: ``driver_memory`` only on the embedded master, and
+    ``spark.driver.memory`` under ``conf`` over either)."""
     spark = settings.spark
-    return ("--master", spark.master or EMBEDDED_MASTER, "--driver-memory", spark.driver_memory)
+    memory = spark.conf.get("spark.driver.memory", None if spark.master else spark.driver_memory)
+    master = spark.conf.get("spark.master", spark.master or EMBEDDED_MASTER)
+    return ("--master", master) + (("--driver-memory", memory) if memory else ())
 
 
 def run_incremental_case(

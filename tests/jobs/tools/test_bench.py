@@ -23,7 +23,8 @@ from jobs.tools.bench.memory import sample_tree
 from jobs.tools.bench.oracle.quality import compare_checks
 from jobs.tools.bench.oracle.reference import REFERENCE_TABLES, connect
 from jobs.tools.bench.oracle.sql_text import key_kind_macro
-from jobs.tools.bench.report import linearity, repeated
+from jobs.tools.bench.printout import print_repeats
+from jobs.tools.bench.report import largest_lean, linearity, repeated
 from jobs.tools.bench.runner import BenchCase, bench
 from jobs.tools.bench.spark_profile import call_site, profile_stages
 from jobs.tools.simulator import MANIFEST_NAME, SimulationManifest, SimulationSpec, simulate
@@ -202,6 +203,25 @@ def test_repeated_runs_are_judged_by_their_median_and_agree_only_if_every_run_di
     assert case["comparison"]["mismatches"] == ["run 2: silver/x: 1 row only in the lake"]
     with pytest.raises(ValueError, match="DuckDB time"):
         repeated([_run(2.0), {**_run(2.0), "whole_run_to_lean": None}])
+
+
+def _commits_only_run(ratio: float, spark_ratio: float) -> dict:
+    run = _run(ratio)
+    return {**run, "case": "commits-only-1000", "kind": "commits-only", "inputs": {"commit_events": 1000},
+            "pipeline": {**run["pipeline"], "wall_seconds": 10.0 * ratio}, "lean": {"seconds": 10.0},
+            "lean_spark": {"seconds": 10.0 * spark_ratio}, "lean_spark_to_lean": spark_ratio,
+            "whole_run_to_lean_spark": ratio / spark_ratio}  # fmt: skip
+
+
+def test_the_lean_spark_jobs_ratio_is_the_judged_runs(capsys):
+    case = repeated([_commits_only_run(2.4, 4.5), _commits_only_run(1.9, 4.0), _commits_only_run(2.1, 3.5)])
+    largest = largest_lean([case])
+    # the run judged by its whole run over the lean job (2.1) gives the Spark ratio, not the Spark ratios' median
+    assert largest["ratio"] == 2.1 and largest["lean_spark_to_lean"] == 3.5
+    assert [r["lean_spark_to_lean"] for r in largest["runs"]] == [4.5, 4.0, 3.5]
+    assert [r["lean_spark_seconds"] for r in largest["runs"]] == [45.0, 40.0, 35.0]
+    print_repeats(case)
+    assert "run 3: 21.0s / lean 10.0s = 2.10x (lean Spark 35.0s = 3.50x lean)" in capsys.readouterr().out
 
 
 @pytest.mark.slow

@@ -63,22 +63,74 @@ def _rows(parquet: str, sql: str) -> list[tuple]:
     ).fetchall()
 
 
-def test_the_lean_spark_job_computes_what_the_lean_duckdb_job_does(spark, tmp_path):
-    generate(20_000, START, tmp_path / "landing")
+def _commit(at: str | None, offset: int, queue_id: int = 0) -> str:
+    at_text = "null" if at is None else f'"{at}"'
+    return (f'{{"committed_at": {at_text}, "broker": "broker-a", "client_host": "10.0.0.1:1", "topic": "t", '
+            f'"consumer_group": "g", "queue_id": {queue_id}, "offset": {offset}, "path": "commit"}}\n')  # fmt: skip
+
+
+def _tied_landing(root: Path) -> Path:
+    """Commits of one queue at one instant in three files whose names order them: as paths, "p q" before
+    "p!q" before "p+q" (as Spark's URIs of them, "p!q" comes first; read as URL text, "p+q" is "p q"); and
+    the same queue in a second cluster, with a commit of no time."""
+    at = "2026-11-21T00:00:01.000Z"
+    files = {
+        "c-1/d/p q.jsonl": _commit("2026-11-21T00:00:00.000Z", 50) + _commit(at, 300),
+        "c-1/d/p!q.jsonl": _commit(at, 200),
+        "c-1/d/p+q.jsonl": _commit(at, 100),
+        "c-2/d/x.jsonl": _commit(at, 10) + _commit(None, 5) + _commit("2026-11-21T01:00:00.000Z", 7),
+    }
+    for name, text in files.items():
+        (root / "commits" / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / "commits" / name).write_text(text)
+    return root
+
+
+@pytest.mark.parametrize("landing", ["generated", "tied"])
+def test_the_lean_spark_job_computes_what_the_lean_duckdb_job_does(spark, tmp_path, landing):
+    if landing == "generated":
+        generate(20_000, START, tmp_path / "landing")
+    else:
+        _tied_landing(tmp_path / "landing")
     duck = run_lean(tmp_path / "landing", tmp_path / "lean")
     counts = lean_spark.run(spark, tmp_path / "landing", tmp_path / "spark")
-    assert counts == duck.counts and counts["regressions"] > 0
-    regressions = "SELECT * EXCLUDE (detected_at), CAST(detected_at AS TIMESTAMP) AS at FROM {parquet}"
-    assert _rows(str(tmp_path / "spark" / "regressions" / "*.parquet"), regressions) == _rows(
-        str(tmp_path / "lean" / "regressions.parquet"), regressions
-    )
-    throughput = "SELECT * EXCLUDE (hour_start), CAST(hour_start AS TIMESTAMP) AS hour FROM {parquet}"
-    assert _rows(str(tmp_path / "spark" / "throughput" / "*.parquet"), throughput) == _rows(
-        str(tmp_path / "lean" / "throughput.parquet"), throughput
-    )
+    assert counts == duck.counts and counts["regressions"] >= (2 if landing == "tied" else 10)
+    for name, sql in (
+        (
+            "replayed",
+            "SELECT cluster, broker, topic, consumer_group, queue_id, CAST(committed_at AS TIMESTAMP), source_file, "
+            '"offset", stored_offset_before, client_offset_after, client_host, path FROM {parquet}',
+        ),
+        (
+            "regressions",
+            "SELECT * EXCLUDE (detected_at), CAST(detected_at AS TIMESTAMP) AS at FROM {parquet}",
+        ),
+        ("throughput", "SELECT * EXCLUDE (hour_start), CAST(hour_start AS TIMESTAMP) AS hour FROM {parquet}"),
+    ):
+        assert _rows(str(tmp_path / "spark" / name / "*.parquet"), sql) == _rows(
+            str(tmp_path / "lean" / f"{name}.parquet"), sql
+        )
+    if landing == "tied":  # 300, 200, 100 at one instant: two regressions, in the paths' order
+        regressions = _rows(str(tmp_path / "spark" / "regressions" / "*.parquet"), "SELECT * FROM {parquet}")
+        # a commit of no time comes last in its queue's order, below the one before it
+        expected = [("c-1", 100, 200), ("c-1", 200, 300), ("c-2", 7, 10), ("c-2", 5, 7)]
+        assert [(r[0], r[6], r[7]) for r in regressions] == expected
 
 
-def test_the_lean_spark_job_runs_in_its_own_process_with_the_runs_master_and_memory(tmp_path):
+def test_the_lean_spark_job_gets_the_master_and_driver_memory_the_run_gets():
+    def options(**update) -> tuple[str, ...]:
+        settings = Settings()
+        return lean_spark_options(
+            settings.model_copy(update={"spark": settings.spark.model_copy(update=update)})
+        )
+
+    assert options() == ("--master", "local[*]", "--driver-memory", "4g")
+    assert options(master="local[2]") == ("--master", "local[2]")  # the run's memory is then Spark's default
+    assert options(master="local[2]", conf={"spark.driver.memory": "2g"})[2:] == ("--driver-memory", "2g")
+    assert options(conf={"spark.master": "local[3]"}) == ("--master", "local[3]", "--driver-memory", "4g")
+
+
+def test_the_lean_spark_job_runs_in_its_own_process(tmp_path):
     generate(20_000, START, tmp_path / "landing")
     options = ("--master", "local[1]", "--driver-memory", "1g")
     run = run_lean(tmp_path / "landing", tmp_path / "spark", engine="spark", options=options)
@@ -103,9 +155,7 @@ def test_the_whole_run_has_every_stage_and_the_lean_jobs_regressions_are_offsetl
     assert lean.regressions == {"lake_rows": lean.counts["regressions"], "lean_rows": lean.counts["regressions"],
                                 "only_in_lake": 0, "only_in_lean": 0, "agrees": True}  # fmt: skip
     assert lean.counts["regressions"] > 0
-    options = lean_spark_options(settings)
-    assert options == ("--master", "local[2]", "--driver-memory", "1g")
-    on_spark = run_lean(landing, tmp_path / "lean-spark", lake, "spark", options)
+    on_spark = run_lean(landing, tmp_path / "lean-spark", lake, "spark", lean_spark_options(settings))
     assert on_spark.regressions == lean.regressions and on_spark.counts == lean.counts
 
     # one regression the lean job did not find: the comparison says so
