@@ -14,13 +14,15 @@ It reads the commit stream only: snapshots, admin outputs and logs, and the rule
 on a landing of commit events only (the commits-only case), which the bench checks.
 
 Run as ``python -m jobs.tools.bench.lean <landing> <out>`` so that the bench times it as it times
-``offsetlake run``: a process's wall time, start-up included. It prints one JSON line of counts.
+``offsetlake run``: a process's wall time, start-up included. It prints one JSON line of counts, with
+the seconds of its steps (``steps``: ``read_write``, ``replay``, ``outputs``).
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 
 import duckdb
@@ -40,8 +42,21 @@ def commit_files(landing: Path) -> list[Path]:
     return sorted(p for p in (landing / "commits").glob("*/**/*.jsonl*") if p.is_file())
 
 
-def run(landing: Path, out: Path) -> dict:
-    """Steps 1-3 of the module docstring into ``out``; returns the rows of each output."""
+class Steps:
+    """The seconds of a job's steps, each from the end of the one before (or from the start)."""
+
+    def __init__(self):
+        self.seconds: dict[str, float] = {}
+        self._last = time.perf_counter()
+
+    def done(self, name: str) -> None:
+        now = time.perf_counter()
+        self.seconds[name], self._last = now - self._last, now
+
+
+def run(landing: Path, out: Path, steps: Steps | None = None) -> dict:
+    """Steps 1-3 of the module docstring into ``out``, timed into ``steps``; returns the rows of each output."""
+    steps = steps or Steps()
     out.mkdir(parents=True, exist_ok=True)
     files = commit_files(landing)
     if not files:
@@ -58,6 +73,7 @@ def run(landing: Path, out: Path) -> dict:
             FROM read_json({listed}, format = 'newline_delimited', columns = {columns}, filename = true)
         ) TO '{out / "commits.parquet"}' (FORMAT PARQUET)
     """)  # fmt: skip
+    steps.done("read_write")
     con.execute(f"""
         COPY (
             SELECT *,
@@ -68,6 +84,7 @@ def run(landing: Path, out: Path) -> dict:
             WINDOW queue_order AS (PARTITION BY {QUEUE} ORDER BY committed_at, source_file, "offset")
         ) TO '{out / "replayed.parquet"}' (FORMAT PARQUET)
     """)  # fmt: skip
+    steps.done("replay")
     replayed = f"read_parquet('{out / 'replayed.parquet'}')"
     con.execute(f"""
         COPY (
@@ -83,6 +100,7 @@ def run(landing: Path, out: Path) -> dict:
             FROM {replayed} GROUP BY ALL
         ) TO '{out / "throughput.parquet"}' (FORMAT PARQUET)
     """)  # fmt: skip
+    steps.done("outputs")
     counts = {
         name: con.execute(f"SELECT count(*) FROM read_parquet('{out / file}')").fetchone()[0]
         for name, file in (
@@ -96,4 +114,5 @@ def run(landing: Path, out: Path) -> dict:
 
 
 if __name__ == "__main__":
-    print(json.dumps(run(Path(sys.argv[1]), Path(sys.argv[2]))))
+    timed = Steps()
+    print(json.dumps({**run(Path(sys.argv[1]), Path(sys.argv[2]), timed), "steps": timed.seconds}))

@@ -35,6 +35,7 @@ class LeanRun:
     seconds: float  # wall, launch to exit
     counts: dict[str, int]
     regressions: dict = field(default_factory=dict)  # compare_regressions' figures
+    steps: dict[str, float] = field(default_factory=dict)  # the seconds of the job's steps, as it timed them
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -91,7 +92,7 @@ def run_lean(
     if done.returncode != 0:
         raise PipelineRunError(f"{name} failed (exit code {done.returncode}):\n{done.stderr}")
     counts = json.loads(done.stdout.strip().splitlines()[-1])
-    run = LeanRun(seconds, counts)
+    run = LeanRun(seconds, counts, steps=counts.pop("steps", {}))
     if lake is not None and counts["commits"] > 0:
         run.regressions = compare_regressions(lake, out / regressions)
     return run

@@ -16,7 +16,8 @@ its path (not Spark's URI of it), and nulls sort last in a queue's order.
 
 Run as ``python -m jobs.tools.bench.lean_spark <landing> <out> [--master M] [--driver-memory G]``,
 timed as the bench times ``offsetlake run`` (a process, start-up included). It writes ``commits/``,
-``replayed/``, ``regressions/`` and ``throughput/`` under ``out`` and prints one JSON line of counts.
+``replayed/``, ``regressions/`` and ``throughput/`` under ``out`` and prints one JSON line of counts,
+with the seconds of its steps: the session's start (``session``), then the DuckDB job's.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from pathlib import Path
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from jobs.tools.bench.lean import COLUMNS, commit_files
+from jobs.tools.bench.lean import COLUMNS, Steps, commit_files
 
 QUEUE = ("cluster", "broker", "topic", "consumer_group", "queue_id")
 # the lean DuckDB job's declared types, in Spark's names
@@ -56,8 +57,10 @@ def replayed(commits: DataFrame) -> DataFrame:
     )
 
 
-def run(spark: SparkSession, landing: Path, out: Path) -> dict:
-    """The lean DuckDB job's three steps on Spark, into ``out``; returns the rows of each output."""
+def run(spark: SparkSession, landing: Path, out: Path, steps: Steps | None = None) -> dict:
+    """The lean DuckDB job's three steps on Spark, into ``out``, timed into ``steps`` as that job's;
+    returns the rows of each output."""
+    steps = steps or Steps()
     files = [str(f) for f in commit_files(landing)]
     if not files:
         return {"commits": 0, "regressions": 0, "throughput_rows": 0}
@@ -70,7 +73,9 @@ def run(spark: SparkSession, landing: Path, out: Path) -> dict:
         .write.mode("overwrite")
         .parquet(str(out / "commits"))
     )
+    steps.done("read_write")
     replayed(spark.read.parquet(str(out / "commits"))).write.mode("overwrite").parquet(str(out / "replayed"))
+    steps.done("replay")
     state = spark.read.parquet(str(out / "replayed"))
     before = F.col("stored_offset_before")
     (
@@ -98,6 +103,7 @@ def run(spark: SparkSession, landing: Path, out: Path) -> dict:
         .write.mode("overwrite")
         .parquet(str(out / "throughput"))
     )
+    steps.done("outputs")
     return {
         name: spark.read.parquet(str(out / directory)).count()
         for name, directory in (
@@ -130,10 +136,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--master", default="local[*]")
     parser.add_argument("--driver-memory", help="the driver's heap (Spark's default when not given)")
     args = parser.parse_args(argv)
+    timed = Steps()
     spark = session(args.master, args.driver_memory)
     spark.sparkContext.setLogLevel("ERROR")
+    timed.done("session")
     try:
-        print(json.dumps(run(spark, args.landing, args.out)))
+        print(json.dumps({**run(spark, args.landing, args.out, timed), "steps": timed.seconds}))
     finally:
         spark.stop()
 

@@ -52,7 +52,7 @@ def print_case(case: dict) -> None:
             f"{_number(case.get('whole_run_to_oracle'), 2)}x, ingest through marts / oracle = "
             f"{_number(case['ingest_through_marts_to_duckdb'], 2)}x, CPU {_number(case['offsetlake_to_duckdb_cpu'], 1)}x"
         )
-        _print_lean(case)
+        print_lean(case)
     for stage, profile in pipeline["where_time_goes"].items():
         top = "; ".join(f"{t['call_site']} {t['seconds']:.1f}s" for t in profile["top_call_sites"][:3])
         print(
@@ -69,7 +69,13 @@ def print_case(case: dict) -> None:
         print("\n".join("   " + line for line in comparison["mismatches"]))
 
 
-def _print_lean(case: dict) -> None:
+def _steps(lean: dict) -> str:
+    """A lean job's steps as it timed them (none in a report written before they were)."""
+    steps = lean.get("steps") or {}
+    return "; " + ", ".join(f"{name} {seconds:.1f}s" for name, seconds in steps.items()) if steps else ""
+
+
+def print_lean(case: dict) -> None:
     lean = case.get("lean")
     if not lean:
         return
@@ -86,7 +92,7 @@ def _print_lean(case: dict) -> None:
     )
     judged = "" if case["kind"] == "commits-only" else " (commits only: its regressions are not judged here)"
     print(
-        f"   {'lean DuckDB job':<16} {lean['seconds']:>8.1f}  (a process): whole run / lean = "
+        f"   {'lean DuckDB job':<16} {lean['seconds']:>8.1f}  (a process{_steps(lean)}): whole run / lean = "
         f"{_number(case.get('whole_run_to_lean'), 2)}x; {agreement}{judged}"
     )
     spark = case.get("lean_spark")
@@ -98,7 +104,7 @@ def _print_lean(case: dict) -> None:
             else "no commit events"
         )  # fmt: skip
         print(
-            f"   {'lean Spark job':<16} {spark['seconds']:>8.1f}  (the same job on Spark, a process): whole run / lean Spark = "
+            f"   {'lean Spark job':<16} {spark['seconds']:>8.1f}  (the same job on Spark, a process{_steps(spark)}): whole run / lean Spark = "
             f"{_number(case.get('whole_run_to_lean_spark'), 2)}x, lean Spark / lean DuckDB = "
             f"{_number(case.get('lean_spark_to_lean'), 2)}x; {agreement}"
         )  # fmt: skip

@@ -23,7 +23,7 @@ from jobs.tools.bench.memory import sample_tree
 from jobs.tools.bench.oracle.quality import compare_checks
 from jobs.tools.bench.oracle.reference import REFERENCE_TABLES, connect
 from jobs.tools.bench.oracle.sql_text import key_kind_macro
-from jobs.tools.bench.printout import print_repeats
+from jobs.tools.bench.printout import print_lean, print_repeats
 from jobs.tools.bench.report import largest_lean, linearity, repeated
 from jobs.tools.bench.runner import BenchCase, bench
 from jobs.tools.bench.spark_profile import call_site, profile_stages
@@ -222,6 +222,14 @@ def test_the_lean_spark_jobs_ratio_is_the_judged_runs(capsys):
     assert [r["lean_spark_seconds"] for r in largest["runs"]] == [45.0, 40.0, 35.0]
     print_repeats(case)
     assert "run 3: 21.0s / lean 10.0s = 2.10x (lean Spark 35.0s = 3.50x lean)" in capsys.readouterr().out
+    steps = {"read_write": 5.0, "replay": 4.0, "outputs": 1.0}
+    case |= {"lean": {"seconds": 10.0, "regressions": {}, "steps": steps},
+             "lean_spark": {"seconds": 35.0, "regressions": {"agrees": True}, "steps": {"session": 3.0, **steps}}}  # fmt: skip
+    print_lean(case)
+    printed = capsys.readouterr().out
+    assert "10.0  (a process; read_write 5.0s, replay 4.0s, outputs 1.0s)" in printed
+    assert "lean Spark / lean DuckDB = 3.50x; regressions equal" in printed
+    assert "(the same job on Spark, a process; session 3.0s, read_write 5.0s" in printed
 
 
 @pytest.mark.slow

@@ -134,7 +134,14 @@ def test_the_lean_spark_job_runs_in_its_own_process(tmp_path):
     generate(20_000, START, tmp_path / "landing")
     options = ("--master", "local[1]", "--driver-memory", "1g")
     run = run_lean(tmp_path / "landing", tmp_path / "spark", engine="spark", options=options)
-    assert run.seconds > 0 and run.counts == run_lean(tmp_path / "landing", tmp_path / "lean").counts
+    duck = run_lean(tmp_path / "landing", tmp_path / "lean")
+    assert run.seconds > 0 and run.counts == duck.counts
+    # each job's steps as it timed them, within its whole time
+    assert (
+        list(run.steps) == ["session", "read_write", "replay", "outputs"]
+        and list(duck.steps) == list(run.steps)[1:]
+    )
+    assert 0 < sum(run.steps.values()) < run.seconds and 0 < sum(duck.steps.values()) < duck.seconds
     with pytest.raises(PipelineRunError, match="the lean Spark job failed"):
         run_lean(tmp_path / "landing", tmp_path / "bad", engine="spark", options=("--master", "nowhere"))
 
