@@ -11,8 +11,12 @@ Delta writes them, no UI or progress bar, and the master and driver memory Offse
 part of OffsetLake's distance to that job that is Spark's own.
 
 It reads what the DuckDB job reads as that job reads it: a line that does not fit the declared
-schema fails the job (Spark's JSON reader would otherwise make its fields null), a file's name is
-its path (not Spark's URI of it), and nulls sort last in a queue's order.
+schema fails the job (Spark's JSON reader would otherwise make its fields null), and nulls sort last
+in a queue's order. A file's name is Spark's URI of it (``input_file_name``), as a user would take
+it: it orders the files as their paths do while no name holds a character a URI escapes (a space,
+``%``, ``#``; none of the bench's does), and the bench holds the job's regressions to the lake's.
+Decoding every row's URI back to its path would cost the job some seconds at 10M events
+(docs/experiments.md, "The lean job on Spark").
 
 Run as ``python -m jobs.tools.bench.lean_spark <landing> <out> [--master M] [--driver-memory G]``,
 timed as the bench times ``offsetlake run`` (a process, start-up included). It writes ``commits/``,
@@ -26,7 +30,7 @@ import argparse
 import json
 from pathlib import Path
 
-from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from jobs.tools.bench.lean import COLUMNS, Steps, commit_files
@@ -35,12 +39,6 @@ QUEUE = ("cluster", "broker", "topic", "consumer_group", "queue_id")
 # the lean DuckDB job's declared types, in Spark's names
 _SPARK_TYPES = {"TIMESTAMPTZ": "TIMESTAMP", "VARCHAR": "STRING", "INTEGER": "INT", "BIGINT": "BIGINT"}
 SCHEMA = ", ".join(f"`{name}` {_SPARK_TYPES[kind]}" for name, kind in COLUMNS.items())
-
-
-def _path(uri: Column) -> Column:
-    """A local file's path from Spark's URI of it (``file:///a%20b/c+d`` is ``/a b/c+d``: the URI
-    leaves a ``+`` as it is, which a URL decoding would read as a space)."""
-    return F.url_decode(F.regexp_replace(F.regexp_replace(uri, "^file://", ""), "\\+", "%2B"))
 
 
 def replayed(commits: DataFrame) -> DataFrame:
@@ -68,7 +66,7 @@ def run(spark: SparkSession, landing: Path, out: Path, steps: Steps | None = Non
         spark.read.schema(SCHEMA)
         .option("mode", "FAILFAST")
         .json(files)
-        .withColumn("source_file", _path(F.input_file_name()))
+        .withColumn("source_file", F.input_file_name())
         .withColumn("cluster", F.regexp_extract("source_file", "/commits/([^/]+)/", 1))
         .write.mode("overwrite")
         .parquet(str(out / "commits"))

