@@ -13,8 +13,9 @@ part of OffsetLake's distance to that job that is Spark's own.
 It reads what the DuckDB job reads as that job reads it: a line that does not fit the declared
 schema fails the job (Spark's JSON reader would otherwise make its fields null), and nulls sort last
 in a queue's order. A file's name is Spark's URI of it (``input_file_name``), as a user would take
-it: it orders the files as their paths do while no name holds a character a URI escapes (a space,
-``%``, ``#``; none of the bench's does), and the bench holds the job's regressions to the lake's.
+it: it orders the files as their paths do, and gives the cluster their directory's name, while no
+path holds a character a URI escapes (a space, ``%``, ``#``; none of the bench's does), and the bench
+holds the job's regressions to the lake's.
 Decoding every row's URI back to its path would cost the job some seconds at 10M events
 (docs/experiments.md, "The lean job on Spark").
 

@@ -66,6 +66,8 @@ def repeated(runs: list[dict]) -> dict:
                 "lean_spark_seconds": (run.get("lean_spark") or {}).get("seconds"),
                 "whole_run_to_lean_spark": run.get("whole_run_to_lean_spark"),
                 "lean_spark_to_lean": run.get("lean_spark_to_lean"),
+                "lean_steps": (run.get("lean") or {}).get("steps"),
+                "lean_spark_steps": (run.get("lean_spark") or {}).get("steps"),
                 "whole_run_to_oracle": run.get("whole_run_to_oracle"),
                 "ingest_through_marts_seconds": sum(
                     s["seconds"]

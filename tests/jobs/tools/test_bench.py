@@ -209,7 +209,8 @@ def _commits_only_run(ratio: float, spark_ratio: float) -> dict:
     run = _run(ratio)
     return {**run, "case": "commits-only-1000", "kind": "commits-only", "inputs": {"commit_events": 1000},
             "pipeline": {**run["pipeline"], "wall_seconds": 10.0 * ratio}, "lean": {"seconds": 10.0},
-            "lean_spark": {"seconds": 10.0 * spark_ratio}, "lean_spark_to_lean": spark_ratio,
+            "lean_spark": {"seconds": 10.0 * spark_ratio, "steps": {"replay": 10.0 * spark_ratio}},
+            "lean_spark_to_lean": spark_ratio,
             "whole_run_to_lean_spark": ratio / spark_ratio}  # fmt: skip
 
 
@@ -220,6 +221,12 @@ def test_the_lean_spark_jobs_ratio_is_the_judged_runs(capsys):
     assert largest["ratio"] == 2.1 and largest["lean_spark_to_lean"] == 3.5
     assert [r["lean_spark_to_lean"] for r in largest["runs"]] == [4.5, 4.0, 3.5]
     assert [r["lean_spark_seconds"] for r in largest["runs"]] == [45.0, 40.0, 35.0]
+    # every run keeps its lean jobs' steps, not only the run judged
+    assert [r["lean_spark_steps"] for r in case["repeats"]] == [
+        {"replay": 45.0},
+        {"replay": 40.0},
+        {"replay": 35.0},
+    ]
     print_repeats(case)
     assert "run 3: 21.0s / lean 10.0s = 2.10x (lean Spark 35.0s = 3.50x lean)" in capsys.readouterr().out
     steps = {"read_write": 5.0, "replay": 4.0, "outputs": 1.0}

@@ -129,6 +129,19 @@ def test_the_lean_spark_job_gets_the_master_and_driver_memory_the_run_gets():
     assert options(master="local[2]") == ("--master", "local[2]")  # the run's memory is then Spark's default
     assert options(master="local[2]", conf={"spark.driver.memory": "2g"})[2:] == ("--driver-memory", "2g")
     assert options(conf={"spark.master": "local[3]"}) == ("--master", "local[3]", "--driver-memory", "4g")
+    assert options(conf={"spark.driver.memory": "2g"}) == ("--master", "local[*]", "--driver-memory", "2g")
+
+
+def test_a_line_that_does_not_fit_the_schema_fails_both_lean_jobs(spark, tmp_path):
+    landing = _tied_landing(tmp_path / "landing")
+    with (landing / "commits" / "c-1" / "d" / "p-q.jsonl").open("a") as out:
+        out.write(
+            _commit("2026-11-21T00:00:02.000Z", 400).replace('"offset": 400', '"offset": "four hundred"')
+        )
+    with pytest.raises(PipelineRunError, match="the lean DuckDB job failed"):
+        run_lean(landing, tmp_path / "lean")
+    with pytest.raises(Exception, match="FAILFAST"):  # Spark's permissive mode would make the offset null
+        lean_spark.run(spark, landing, tmp_path / "spark")
 
 
 def test_the_lean_spark_job_runs_in_its_own_process(tmp_path):
