@@ -15,9 +15,8 @@ schema fails the job (Spark's JSON reader would otherwise make its fields null),
 in a queue's order. A file's name is Spark's URI of it (``input_file_name``), as a user would take
 it: it orders the files as their paths do, and gives the cluster their directory's name, while no
 path holds a character a URI escapes (a space, ``%``, ``#``; none of the bench's does), and the bench
-holds the job's regressions to the lake's.
-Decoding every row's URI back to its path would cost the job some seconds at 10M events
-(docs/experiments.md, "The lean job on Spark").
+holds the job's regressions to the lake's. Decoding every row's URI back to its path would cost the
+job some seconds at 10M events (docs/experiments.md, "The lean job on Spark").
 
 Run as ``python -m jobs.tools.bench.lean_spark <landing> <out> [--master M] [--driver-memory G]``,
 timed as the bench times ``offsetlake run`` (a process, start-up included). It writes ``commits/``,
@@ -34,9 +33,10 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
+from jobs.tools.bench import lean
 from jobs.tools.bench.lean import COLUMNS, Steps, commit_files
 
-QUEUE = ("cluster", "broker", "topic", "consumer_group", "queue_id")
+QUEUE = tuple(lean.QUEUE.split(", "))  # the lean DuckDB job's queue key
 # the lean DuckDB job's declared types, in Spark's names
 _SPARK_TYPES = {"TIMESTAMPTZ": "TIMESTAMP", "VARCHAR": "STRING", "INTEGER": "INT", "BIGINT": "BIGINT"}
 SCHEMA = ", ".join(f"`{name}` {_SPARK_TYPES[kind]}" for name, kind in COLUMNS.items())
