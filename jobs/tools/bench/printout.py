@@ -158,7 +158,7 @@ def print_summary(report: dict, path: Path) -> None:
         if lean.get("lean_spark_to_lean") is not None:
             spark = ", ".join(_number(r.get("lean_spark_to_lean"), 2) for r in lean["runs"])
             print(
-                f"   the same lean job on Spark vs on DuckDB, in the run judged (Spark's own part of its ratio): "
+                f"   the same lean job on Spark vs on DuckDB, in the run judged (the factor of its ratio that is Spark's own): "
                 f"{_number(lean['lean_spark_to_lean'], 2)}x (runs: {spark})"
             )
     ratio = report["duckdb_ratio_largest"]

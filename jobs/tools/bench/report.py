@@ -160,7 +160,8 @@ def summarize(cases: list[dict], settings: Settings, isolated: bool) -> dict:
 
 def largest_lean(cases: list[dict]) -> dict | None:
     """The largest commits-only case's whole run over the lean job, with every run's seconds, and the
-    lean Spark job's over the lean DuckDB job's (Spark's own part of the ratio)."""
+    lean Spark job's over the lean DuckDB job's: the ratio is that factor, Spark's own, times the whole run
+    over the lean Spark job."""
     only = [c for c in cases if c["kind"] == "commits-only"]
     if not only:
         return None
@@ -180,7 +181,7 @@ def largest_lean(cases: list[dict]) -> dict | None:
         "case": largest["case"],
         "ratio": largest["whole_run_to_lean"],
         "runs": [{k: r.get(k) for k in keys} for r in runs],
-        # of the run the ratio is, as the ratio: that run's lean Spark job over its lean DuckDB job
+        # of the run the ratio comes from: its lean Spark job over its lean DuckDB job
         "lean_spark_to_lean": largest.get("lean_spark_to_lean"),
     }
 
