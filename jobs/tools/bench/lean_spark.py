@@ -33,10 +33,10 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from jobs.tools.bench import lean
 from jobs.tools.bench.lean import COLUMNS, Steps, commit_files
+from jobs.tools.bench.lean import QUEUE as QUEUE_COLUMNS
 
-QUEUE = tuple(lean.QUEUE.split(", "))  # the lean DuckDB job's queue key
+QUEUE = tuple(QUEUE_COLUMNS.split(", "))  # the lean DuckDB job's queue key
 # the lean DuckDB job's declared types, in Spark's names
 _SPARK_TYPES = {"TIMESTAMPTZ": "TIMESTAMP", "VARCHAR": "STRING", "INTEGER": "INT", "BIGINT": "BIGINT"}
 SCHEMA = ", ".join(f"`{name}` {_SPARK_TYPES[kind]}" for name, kind in COLUMNS.items())

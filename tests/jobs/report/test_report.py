@@ -100,7 +100,7 @@ def test_the_report_of_a_run_links_its_quality_report_when_the_run_wrote_one(lak
 
 
 @pytest.mark.parametrize(("stages", "written"), [(STAGE_NAMES, True), (("publish",), False)])
-def test_a_whole_run_writes_its_lake_report_and_a_stage_alone_leaves_it_to_thereport_command(
+def test_a_whole_run_writes_its_lake_report_and_a_stage_alone_leaves_it_to_the_report_command(
     lake, monkeypatch, stages, written
 ):
     """An Airflow interval runs each stage alone, then ``offsetlake report``: the page is written once."""
@@ -117,7 +117,7 @@ def test_a_whole_run_writes_its_lake_report_and_a_stage_alone_leaves_it_to_there
         page.unlink(missing_ok=True)
 
 
-def test_thereport_command_a_stage_run_alone_prints_writes_the_page_of_its_interval(lake):
+def test_the_report_command_a_stage_run_alone_prints_writes_the_page_of_its_interval(lake):
     context = SimpleNamespace(
         lake=SimpleNamespace(root=str(lake)), run_id="run by hand", start=DAY, end=DAY + timedelta(hours=1)
     )
