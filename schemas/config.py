@@ -72,11 +72,15 @@ class SparkSettings(_Model):
     # stops at its quick tier (C1): a process over little data spends most of its life warming
     # up, and the optimising tier competes with the work for the cores. "throughput" compiles
     # hot code fully, which a large input needs. "auto": "startup" for a run or stage given an
-    # interval of at most ``startup_jit_interval`` (an hourly task run alone), "throughput"
-    # otherwise and for a shared session, which serves interval after interval (docs/experiments.md,
-    # "A quick-start compiler for short intervals", "The kept session compiles fully").
+    # interval of at most ``startup_jit_interval`` (an hourly task run alone), unless it replays
+    # more than ``startup_jit_rows`` rows of the lake (a busy cluster's hour, or an hour of a
+    # wider run replayed again: the replay's shuffle, sort and rewrite are the JVM's work that
+    # the quick tier slows most); "throughput" otherwise and for a shared session, which serves
+    # interval after interval (docs/experiments.md, "A quick-start compiler for short intervals",
+    # "The kept session compiles fully", "A short interval over many rows compiles fully").
     jit: Literal["auto", "startup", "throughput"] = "auto"
     startup_jit_interval: timedelta = Field(default=timedelta(hours=2), ge=timedelta(0))
+    startup_jit_rows: int = Field(default=2_000_000, ge=0)
     conf: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("master")

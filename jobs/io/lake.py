@@ -26,6 +26,7 @@ Maintenance (compaction, log checkpoint and clean-up, vacuum; the caller holds t
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Literal
@@ -41,7 +42,7 @@ from jobs.io.engines import (
     require_event_time,
     rows_in_range,
 )
-from jobs.io.engines.delta_rs import DeltaRsEngine
+from jobs.io.engines.delta_rs import DeltaRsEngine, rows_overlapping
 from jobs.io.engines.native import NativeDeltaEngine
 from jobs.runtime.session import native_delta_available
 from schemas.statistics import TableStatistics
@@ -50,12 +51,27 @@ from schemas.tables import QUEUE_KEY, TableSpec
 EngineName = Literal["auto", "spark", "delta-rs"]
 
 
+def lake_root(root: str | Path) -> str:
+    """The lake's root as every table path starts: a URI as given, a local path absolute."""
+    return str(root) if "://" in str(root) else str(Path(root).resolve())
+
+
+def logged_rows(
+    root: str | Path, specs: Sequence[TableSpec], start: datetime | None, end: datetime | None
+) -> int | None:
+    """How many rows the files of ``specs``' tables hold that a read of ``[start, end)`` takes,
+    from their Delta logs alone, before any Spark session starts (a table not written yet holds
+    none); None for a lake that is not local, or a file that records no row count."""
+    counts = [rows_overlapping(f"{lake_root(root)}/{spec.path}", spec, start, end) for spec in specs]
+    return None if None in counts else sum(counts)
+
+
 class Lake:
     """A Delta lake rooted at one directory (or URI), written through one engine."""
 
     def __init__(self, spark: SparkSession, root: str | Path, engine: EngineName = "auto"):
         self.spark = spark
-        self.root = str(root) if "://" in str(root) else str(Path(root).resolve())
+        self.root = lake_root(root)
         native = native_delta_available(spark)
         if engine == "spark" and not native:
             raise LakeError(

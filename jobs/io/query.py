@@ -26,7 +26,7 @@ from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
 from jobs.io.engines import LakeError
-from jobs.io.lake import Lake
+from jobs.io.lake import Lake, lake_root
 from schemas.tables import ALL_TABLES, QUALITY_TABLES, TableSpec
 
 # what an analyst may query: the run's tables and the audit's
@@ -55,11 +55,6 @@ class TableInfo:
         return sql_name(self.spec)
 
 
-def _local_root(root: str | Path) -> str:
-    text = str(root)
-    return text if "://" in text else str(Path(text).resolve())
-
-
 def _delta_table(root: str, spec: TableSpec) -> DeltaTable | None:
     location = f"{root}/{spec.path}"
     return DeltaTable(location) if DeltaTable.is_deltatable(location) else None
@@ -73,7 +68,7 @@ def _check_lake(root: str) -> None:
 def describe_tables(root: str | Path) -> list[TableInfo]:
     """Every queryable table of the lake at ``root``, with its rows (from the Delta log's file
     statistics) and latest version."""
-    root = _local_root(root)
+    root = lake_root(root)
     _check_lake(root)
     described = []
     for spec in QUERYABLE_TABLES:
@@ -132,7 +127,7 @@ def open_lake_sql(
 ) -> LakeSql:
     """The lake's tables in DataFusion, in this process (no JVM): each as it is now, or as it
     was at the instant ``as_of``, or at the version ``versions`` gives for it (time travel)."""
-    root = _local_root(root)
+    root = lake_root(root)
     _check_lake(root)
     builder = QueryBuilder()
     names: list[str] = []

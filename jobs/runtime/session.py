@@ -114,19 +114,27 @@ def _embedded_conf(settings: SparkSettings) -> dict[str, str]:
     }
 
 
-def quick_start(settings: SparkSettings, interval: timedelta | None) -> bool:
+def quick_start(
+    settings: SparkSettings, interval: timedelta | None, replayed_rows: int | None = None
+) -> bool:
     """Whether a driver JVM started for a run over ``interval`` (None: open or unknown) should
-    compile for a quick start rather than for throughput (SparkSettings.jit)."""
+    compile for a quick start rather than for throughput (SparkSettings.jit). ``replayed_rows``:
+    how many rows the run's replay takes from the lake, when it replays and they are known; more
+    than ``startup_jit_rows`` compile fully, however short the interval."""
     if settings.jit != "auto":
         return settings.jit == "startup"
-    return interval is not None and interval <= settings.startup_jit_interval
+    short = interval is not None and interval <= settings.startup_jit_interval
+    return short and (replayed_rows is None or replayed_rows <= settings.startup_jit_rows)
 
 
-def driver_java_options(settings: SparkSettings, interval: timedelta | None) -> str:
-    """The options of a local driver JVM started here, for a run over ``interval``."""
+def driver_java_options(
+    settings: SparkSettings, interval: timedelta | None, replayed_rows: int | None = None
+) -> str:
+    """The options of a local driver JVM started here, for a run over ``interval`` (see :func:`quick_start`)."""
     derby = "-Dderby.system.home=" + _scratch_dir()
     archive = class_archive.java_options(class_archive.archive_path())
-    jit = f"{JIT_OPTIONS} {STARTUP_JIT_OPTIONS}" if quick_start(settings, interval) else JIT_OPTIONS
+    quick = quick_start(settings, interval, replayed_rows)
+    jit = f"{JIT_OPTIONS} {STARTUP_JIT_OPTIONS}" if quick else JIT_OPTIONS
     return f"{derby} {jit} {GC_OPTIONS} {archive}".rstrip()
 
 
@@ -150,11 +158,13 @@ def build_session(
     output: Path | None = None,
     interval: timedelta | None = None,
     kept: bool = False,
+    replayed_rows: int | None = None,
 ) -> SparkSession:
     """Create (or reuse) the SparkSession described by ``settings``; a JVM started here writes
     what it prints to ``output`` when given (jobs.runtime.logs), and compiles for the length of
-    the run's ``interval`` (:func:`quick_start`). A ``kept`` session, one that serves many
-    intervals' plans (jobs.cli.shared_session), keeps the code Spark generates for them."""
+    the run's ``interval`` and the rows its replay takes (:func:`quick_start`). A ``kept``
+    session, one that serves many intervals' plans (jobs.cli.shared_session), keeps the code
+    Spark generates for them."""
     if os.environ.get("PYSPARK_GATEWAY_PORT") and SparkContext._gateway is None:
         # under spark-submit its JVM holds the submitted settings; without a connection to it
         # SparkConf() is empty and the embedded master would replace spark-submit's
@@ -172,7 +182,7 @@ def build_session(
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         conf["spark.sql.sources.parallelPartitionDiscovery.threshold"] = str(LOCAL_LISTING_THRESHOLD)
         if not submitted.contains("spark.master"):  # the driver JVM, started here, is the executor
-            conf["spark.driver.extraJavaOptions"] = driver_java_options(settings, interval)
+            conf["spark.driver.extraJavaOptions"] = driver_java_options(settings, interval, replayed_rows)
     if settings.delta_engine == "spark":
         conf["spark.sql.extensions"] = DELTA_EXTENSION
         conf["spark.sql.catalog.spark_catalog"] = DELTA_CATALOG

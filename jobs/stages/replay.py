@@ -11,13 +11,14 @@ import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import partial
+from pathlib import Path
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from jobs.io.engines import VersionUnavailable
-from jobs.io.lake import Lake
+from jobs.io.lake import Lake, logged_rows
 from jobs.io.replay_writer import ReplayWriter
 from jobs.runtime.concurrent import side_by_side
 from jobs.sources import LOGGED_COMMITS, REPLAYED_EVIDENCE, SNAPSHOTS, kinds
@@ -65,6 +66,18 @@ log = logging.getLogger(__name__)
 def run(context: RunContext) -> None:
     """The stage's entry (see jobs.stages.runner)."""
     context.interval = run_replay(context.lake, context.settings, context.start, context.end, context.run_id)
+
+
+# What a replay of an interval takes from the lake: the events of its files, and the replayed rows
+# of the files its replace rewrites (rows outside the interval included); the timeline's follow them.
+TAKES = (OFFSET_COMMITS, OFFSET_SNAPSHOTS, OFFSET_COMMITS_REPLAYED)
+
+
+def rows_taken(lake_root: Path | str, start: datetime, end: datetime) -> int | None:
+    """How many rows a replay of ``[start, end)`` takes from the lake at ``lake_root``, as its Delta
+    logs tell before any Spark session starts (None where they cannot: see jobs.io.lake.logged_rows).
+    It chooses how the session's JVM compiles (jobs.runtime.session.quick_start), not what is replayed."""
+    return logged_rows(lake_root, TAKES, start, end)
 
 
 # An ingest stamps a file's ingested_at moments before its row commits: a row stamped this long

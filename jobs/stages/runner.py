@@ -23,7 +23,7 @@ from pyspark.sql import SparkSession
 from jobs.io.lake import Lake
 from jobs.io.lake_lock import LakeLock
 from jobs.runtime.logs import STAGE_LOGGER
-from jobs.runtime.session import build_session
+from jobs.runtime.session import build_session, quick_start
 from jobs.stages import audit, ingest, marts, publish, replay
 from jobs.stages.context import RunContext
 from jobs.stages.upgrades import upgrade
@@ -107,7 +107,11 @@ def run_stages(
     observer = observer or _Unobserved()
     began = time.perf_counter()
     observer.started(SESSION_STEP, None)
-    spark = build_session(settings.spark, output, end - start if start and end else None)
+    interval = end - start if start and end else None
+    # the lake's rows are counted only where they can change the JVM's compiler (quick_start)
+    counted = "replay" in stages and quick_start(settings.spark, interval)
+    replayed = replay.rows_taken(lake_root, start, end) if counted else None
+    spark = build_session(settings.spark, output, interval, replayed_rows=replayed)
     context = RunContext(
         run_id, Lake(spark, lake_root, settings.spark.delta_engine), settings, landing, start, end
     )

@@ -576,3 +576,18 @@ class DeltaRsEngine:
             vacuumed_files=len(vacuumed),
             zordered=bool(zorder_by),
         )
+
+
+def rows_overlapping(path: str, spec: TableSpec, start: datetime | None, end: datetime | None) -> int | None:
+    """How many rows the files of the table at ``path`` hold that a read of ``[start, end)`` takes,
+    from its Delta log alone (no Spark, no scan): 0 for a table not written yet; None when ``path``
+    is not local or a file records no row count."""
+    try:
+        local = _local_path(path)
+    except LakeError:
+        return None
+    if not DeltaTable.is_deltatable(str(local)):
+        return 0
+    files = DeltaRsEngine._active_files(DeltaTable(str(local)), spec)
+    taken = [f["rows"] for f in files if DeltaRsEngine._overlaps(f, start, end)]
+    return None if None in taken else sum(taken)

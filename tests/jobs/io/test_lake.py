@@ -24,7 +24,7 @@ from pyspark.sql.types import (
 )
 
 from jobs.io.engines import VersionUnavailable
-from jobs.io.lake import Lake, LakeError
+from jobs.io.lake import Lake, LakeError, logged_rows
 from schemas.tables import TableSpec
 from tests.lakes import vacuum_version
 
@@ -268,6 +268,22 @@ def test_row_count_of_a_range_counts_the_rows_the_range_reads(spark, lake):
     ]:
         assert lake.row_count(SPEC, start=start, end=stop) == lake.read(SPEC, start=start, end=stop).count()
     assert lake.row_count(SPEC, start=ts(21, 10), end=end) == 4
+
+
+def test_logged_rows_are_the_rows_of_the_files_a_read_takes_told_by_the_delta_log(spark, lake):
+    # what a stage's JVM is sized by before its session starts (jobs.stages.replay.rows_taken)
+    lake.append(SPEC, one_file(spark, [row("a", ts(21, 9), 1), row("b", ts(21, 10), 2)]))
+    lake.append(SPEC, one_file(spark, [row("c", ts(21, 10, 30), 3)]))
+    lake.append(SPEC, one_file(spark, [row("d", ts(22, 1), 4)]))
+    unwritten = TableSpec(
+        layer="test", name="unwritten", grain="one row per event", keys=("event_id",),
+        event_time="event_at", schema=SPEC.schema,
+    )  # fmt: skip
+    assert logged_rows(lake.root, [SPEC], ts(21, 10, 15), ts(21, 12)) == 1
+    assert logged_rows(lake.root, [SPEC], ts(21, 9, 30), ts(21, 10, 31)) == 3  # a file taken counts whole
+    assert logged_rows(lake.root, [SPEC, unwritten], None, None) == 4
+    assert logged_rows(lake.root, [SPEC], ts(23, 0), None) == 0
+    assert logged_rows("s3://bucket/lake", [SPEC], None, None) is None  # no log is read off this machine
 
 
 def test_row_count_of_a_range_needs_an_event_time(spark, lake):

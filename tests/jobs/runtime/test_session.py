@@ -50,6 +50,22 @@ def test_a_run_over_a_short_interval_starts_its_jvm_for_a_quick_start_unless_the
         SparkSettings(jit="fast")
 
 
+def test_a_short_interval_whose_replay_takes_many_rows_compiles_fully():
+    # the quick tier slows the replay's shuffle, sort and rewrite most: over many rows a short
+    # interval compiles fully (docs/experiments.md, "A short interval over many rows compiles fully")
+    hour, auto = timedelta(hours=1), SparkSettings()
+    most = auto.startup_jit_rows
+    assert quick_start(auto, hour, most) and quick_start(auto, hour, None)  # unknown: the interval decides
+    assert not quick_start(auto, hour, most + 1)
+    assert STARTUP_JIT_OPTIONS in driver_java_options(auto, hour, most)
+    assert STARTUP_JIT_OPTIONS not in driver_java_options(auto, hour, most + 1)
+    assert not quick_start(auto, timedelta(days=1), 0)  # a long interval compiles fully however few
+    assert quick_start(SparkSettings(jit="startup"), hour, most + 1)  # the settings still force either
+    assert not quick_start(SparkSettings(startup_jit_rows=0), hour, 1)
+    with pytest.raises(ValidationError, match="startup_jit_rows"):
+        SparkSettings(startup_jit_rows=-1)
+
+
 def test_a_quick_start_jvm_keeps_the_code_cache_of_a_tiered_one():
     # with C1 alone HotSpot reserves 48 MiB of code cache, and one run's generated classes filled
     # it: "Out of space in CodeCache for adapters" stopped the SparkContext mid-run

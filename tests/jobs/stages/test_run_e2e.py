@@ -17,7 +17,7 @@ from jobs.io.worker_files import FILE_METADATA_KEY
 from jobs.stages import shuffles
 from jobs.stages.context import StageOrderError
 from jobs.stages.intervals import replayed_interval
-from jobs.stages.replay import _ingest_bounds
+from jobs.stages.replay import TAKES, _ingest_bounds, rows_taken
 from jobs.stages.runner import run_stages
 from jobs.stages.shuffles import SHUFFLE_PARTITIONS, shuffle_partitions
 from jobs.tools.demo import regression_of
@@ -126,6 +126,15 @@ def test_a_run_records_the_ingest_version_its_replay_planned_from_and_the_replay
     assert replay.planned_version == one_run.version(INGEST_RUNS)  # nothing was ingested after it
     assert published.replayed_at == replay.finished_at
     assert _ingest_bounds(one_run)[0] is None  # the run's files are seen: nothing is late
+
+
+def test_the_rows_a_replay_takes_are_told_by_the_delta_logs_before_a_session_starts(one_run):
+    """What sizes the JVM of a stage run over a short interval (jobs.runtime.session.quick_start)."""
+    every = sum(one_run.read(spec).count() for spec in TAKES)
+    assert every and rows_taken(one_run.root, START, END) == every
+    later = rows_taken(one_run.root, SPLIT, END)
+    assert sum(one_run.read(spec, start=SPLIT, end=END).count() for spec in TAKES) <= later <= every
+    assert rows_taken(one_run.root, END + timedelta(days=1), END + timedelta(days=2)) == 0
 
 
 def test_two_runs_give_the_tables_of_one_run(spark, landing, one_run, tmp_path):
