@@ -9,6 +9,9 @@ Two engines give the same tables (``<root>/<layer>/<table>``, readable by any De
   and reads go through the table's active files back into Spark. The driver holds no table
   data but the run's own records, which it builds (``merge_rows``).
 
+Before any session starts, :func:`logged_rows` counts a job's rows from the tables' Delta logs
+through delta-rs, whichever engine wrote them (any Delta reader can).
+
 Write modes, all atomic Delta commits::
 
     lake.append(OFFSET_COMMITS, df)                       # add rows
@@ -42,7 +45,7 @@ from jobs.io.engines import (
     require_event_time,
     rows_in_range,
 )
-from jobs.io.engines.delta_rs import DeltaRsEngine, rows_overlapping
+from jobs.io.engines.delta_rs import DeltaRsEngine, rows_in_log
 from jobs.io.engines.native import NativeDeltaEngine
 from jobs.runtime.session import native_delta_available
 from schemas.statistics import TableStatistics
@@ -57,12 +60,22 @@ def lake_root(root: str | Path) -> str:
 
 
 def logged_rows(
-    root: str | Path, specs: Sequence[TableSpec], start: datetime | None, end: datetime | None
+    root: str | Path,
+    read: Sequence[TableSpec],
+    start: datetime | None,
+    end: datetime | None,
+    rewritten: Sequence[TableSpec] = (),
 ) -> int | None:
-    """How many rows the files of ``specs``' tables hold that a read of ``[start, end)`` takes,
-    from their Delta logs alone, before any Spark session starts (a table not written yet holds
-    none); None for a lake that is not local, or a file that records no row count."""
-    counts = [rows_overlapping(f"{lake_root(root)}/{spec.path}", spec, start, end) for spec in specs]
+    """How many rows a job over ``[start, end)`` takes from the lake at ``root``: the rows of the
+    files it reads of ``read``'s tables, and of the files a replace of the range rewrites of
+    ``rewritten``'s (those it drops whole it does not read). Told by the Delta logs alone, before
+    any Spark session starts, whichever engine wrote them; None where a log cannot tell (see
+    jobs.io.engines.delta_rs.rows_in_log)."""
+    taken = [(spec, False) for spec in read] + [(spec, True) for spec in rewritten]
+    counts = [
+        rows_in_log(f"{lake_root(root)}/{spec.path}", spec, start, end, rewritten=replaced)
+        for spec, replaced in taken
+    ]
     return None if None in counts else sum(counts)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
@@ -115,20 +116,23 @@ def _embedded_conf(settings: SparkSettings) -> dict[str, str]:
 
 
 def quick_start(
-    settings: SparkSettings, interval: timedelta | None, replayed_rows: int | None = None
+    settings: SparkSettings, interval: timedelta | None, replayed_rows: Callable[[], int | None] | None = None
 ) -> bool:
     """Whether a driver JVM started for a run over ``interval`` (None: open or unknown) should
-    compile for a quick start rather than for throughput (SparkSettings.jit). ``replayed_rows``:
-    how many rows the run's replay takes from the lake, when it replays and they are known; more
-    than ``startup_jit_rows`` compile fully, however short the interval."""
+    compile for a quick start rather than for throughput (SparkSettings.jit). ``replayed_rows``
+    tells, for a run that replays, how many rows its replay takes from the lake (None: unknown);
+    it is asked only for a short interval under ``jit = "auto"``, and more than
+    ``startup_jit_rows`` compile fully."""
     if settings.jit != "auto":
         return settings.jit == "startup"
-    short = interval is not None and interval <= settings.startup_jit_interval
-    return short and (replayed_rows is None or replayed_rows <= settings.startup_jit_rows)
+    if interval is None or interval > settings.startup_jit_interval:
+        return False
+    rows = replayed_rows() if replayed_rows is not None else None
+    return rows is None or rows <= settings.startup_jit_rows
 
 
 def driver_java_options(
-    settings: SparkSettings, interval: timedelta | None, replayed_rows: int | None = None
+    settings: SparkSettings, interval: timedelta | None, replayed_rows: Callable[[], int | None] | None = None
 ) -> str:
     """The options of a local driver JVM started here, for a run over ``interval`` (see :func:`quick_start`)."""
     derby = "-Dderby.system.home=" + _scratch_dir()
@@ -158,13 +162,13 @@ def build_session(
     output: Path | None = None,
     interval: timedelta | None = None,
     kept: bool = False,
-    replayed_rows: int | None = None,
+    replayed_rows: Callable[[], int | None] | None = None,
 ) -> SparkSession:
     """Create (or reuse) the SparkSession described by ``settings``; a JVM started here writes
     what it prints to ``output`` when given (jobs.runtime.logs), and compiles for the length of
-    the run's ``interval`` and the rows its replay takes (:func:`quick_start`). A ``kept``
-    session, one that serves many intervals' plans (jobs.cli.shared_session), keeps the code
-    Spark generates for them."""
+    the run's ``interval`` and the rows its replay takes (:func:`quick_start`; counted only for a
+    JVM it starts). A ``kept`` session, one that serves many intervals' plans
+    (jobs.cli.shared_session), keeps the code Spark generates for them."""
     if os.environ.get("PYSPARK_GATEWAY_PORT") and SparkContext._gateway is None:
         # under spark-submit its JVM holds the submitted settings; without a connection to it
         # SparkConf() is empty and the embedded master would replace spark-submit's
@@ -181,7 +185,8 @@ def build_session(
         # PySpark reads this variable, not the conf, when it starts the context.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         conf["spark.sql.sources.parallelPartitionDiscovery.threshold"] = str(LOCAL_LISTING_THRESHOLD)
-        if not submitted.contains("spark.master"):  # the driver JVM, started here, is the executor
+        if not submitted.contains("spark.master") and SparkContext._gateway is None:
+            # the driver JVM, started here, is the executor (a JVM already running keeps its options)
             conf["spark.driver.extraJavaOptions"] = driver_java_options(settings, interval, replayed_rows)
     if settings.delta_engine == "spark":
         conf["spark.sql.extensions"] = DELTA_EXTENSION

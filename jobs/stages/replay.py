@@ -68,16 +68,20 @@ def run(context: RunContext) -> None:
     context.interval = run_replay(context.lake, context.settings, context.start, context.end, context.run_id)
 
 
-# What a replay of an interval takes from the lake: the events of its files, and the replayed rows
-# of the files its replace rewrites (rows outside the interval included); the timeline's follow them.
-TAKES = (OFFSET_COMMITS, OFFSET_SNAPSHOTS, OFFSET_COMMITS_REPLAYED)
+# What a replay of an interval takes from the lake: it reads the events of the bronze files that
+# overlap it, and its replace rewrites the silver files that straddle its edges (both tables of a
+# row per event; the files wholly inside it are dropped unread).
+READS = (OFFSET_COMMITS, OFFSET_SNAPSHOTS)
+REWRITES = (OFFSET_COMMITS_REPLAYED, STORED_OFFSET_TIMELINE)
 
 
 def rows_taken(lake_root: Path | str, start: datetime, end: datetime) -> int | None:
     """How many rows a replay of ``[start, end)`` takes from the lake at ``lake_root``, as its Delta
-    logs tell before any Spark session starts (None where they cannot: see jobs.io.lake.logged_rows).
-    It chooses how the session's JVM compiles (jobs.runtime.session.quick_start), not what is replayed."""
-    return logged_rows(lake_root, TAKES, start, end)
+    logs tell before any Spark session starts (None where they cannot: jobs.io.lake.logged_rows).
+    It chooses how the session's JVM compiles (jobs.runtime.session.quick_start), not what is
+    replayed. It counts the interval asked for; the replay's planned interval may be wider (a
+    checkpoint before it, late files)."""
+    return logged_rows(lake_root, READS, start, end, rewritten=REWRITES)
 
 
 # An ingest stamps a file's ingested_at moments before its row commits: a row stamped this long

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Protocol
 
@@ -23,7 +24,7 @@ from pyspark.sql import SparkSession
 from jobs.io.lake import Lake
 from jobs.io.lake_lock import LakeLock
 from jobs.runtime.logs import STAGE_LOGGER
-from jobs.runtime.session import build_session, quick_start
+from jobs.runtime.session import build_session
 from jobs.stages import audit, ingest, marts, publish, replay
 from jobs.stages.context import RunContext
 from jobs.stages.upgrades import upgrade
@@ -108,10 +109,8 @@ def run_stages(
     began = time.perf_counter()
     observer.started(SESSION_STEP, None)
     interval = end - start if start and end else None
-    # the lake's rows are counted only where they can change the JVM's compiler (quick_start)
-    counted = "replay" in stages and quick_start(settings.spark, interval)
-    replayed = replay.rows_taken(lake_root, start, end) if counted else None
-    spark = build_session(settings.spark, output, interval, replayed_rows=replayed)
+    replayed_rows = partial(replay.rows_taken, lake_root, start, end) if "replay" in stages else None
+    spark = build_session(settings.spark, output, interval, replayed_rows=replayed_rows)
     context = RunContext(
         run_id, Lake(spark, lake_root, settings.spark.delta_engine), settings, landing, start, end
     )

@@ -272,6 +272,15 @@ class DeltaRsEngine:
             or (end is not None and file["min"] >= utc(end))
         )
 
+    @classmethod
+    def _taken(
+        cls, files: list[dict], start: datetime | None, end: datetime | None, *, rewritten: bool = False
+    ) -> list[dict]:
+        """The files of ``files`` a read of ``[start, end)`` takes; with ``rewritten``, those of them a
+        replace of the range rewrites (:meth:`replace_range`): the others it drops whole, unread."""
+        touched = [f for f in files if cls._overlaps(f, start, end)]
+        return [f for f in touched if not cls._within(f, start, end)] if rewritten else touched
+
     @staticmethod
     def _within(file: dict, start: datetime | None, end: datetime | None) -> bool:
         """True when every row of ``file`` lies in ``[start, end)`` by its event-time statistics
@@ -305,11 +314,7 @@ class DeltaRsEngine:
     ) -> TableStatistics | None:
         """The log's statistics of the files a read of ``[start, end)`` takes; None when one of
         them records no row count."""
-        files = [
-            f
-            for f in self._active_files(DeltaTable(str(_local_path(path))), spec)
-            if self._overlaps(f, start, end)
-        ]
+        files = self._taken(self._active_files(DeltaTable(str(_local_path(path))), spec), start, end)
         if any(f["rows"] is None for f in files):
             return None
         files = [f for f in files if f["rows"]]  # a file of no rows records no column statistics
@@ -333,8 +338,7 @@ class DeltaRsEngine:
 
     def read(self, path: str, spec: TableSpec, start: datetime | None, end: datetime | None) -> DataFrame:
         table = DeltaTable(str(_local_path(path)))
-        files = [f for f in self._active_files(table, spec) if self._overlaps(f, start, end)]
-        return self._read_files(path, spec, files)
+        return self._read_files(path, spec, self._taken(self._active_files(table, spec), start, end))
 
     def version(self, path: str) -> int:
         return DeltaTable(str(_local_path(path))).version()
@@ -467,9 +471,10 @@ class DeltaRsEngine:
         Parquet files under ``worker_files`` (see :meth:`worker_dir`) are added, in one commit."""
         try:
             table = self._table(path, spec)
-            touched = [f for f in self._active_files(table, spec) if self._overlaps(f, start, end)]
+            files = self._active_files(table, spec)
+            touched = self._taken(files, start, end)
             # a file is dropped whole only when its statistics prove every row inside the range
-            straddling = [f for f in touched if not self._within(f, start, end)]
+            straddling = self._taken(files, start, end, rewritten=True)
             new_rows = df
             if straddling:
                 column = F.col(spec.event_time)
@@ -578,16 +583,24 @@ class DeltaRsEngine:
         )
 
 
-def rows_overlapping(path: str, spec: TableSpec, start: datetime | None, end: datetime | None) -> int | None:
-    """How many rows the files of the table at ``path`` hold that a read of ``[start, end)`` takes,
-    from its Delta log alone (no Spark, no scan): 0 for a table not written yet; None when ``path``
-    is not local or a file records no row count."""
+def rows_in_log(
+    path: str, spec: TableSpec, start: datetime | None, end: datetime | None, *, rewritten: bool = False
+) -> int | None:
+    """How many rows the files of the table at ``path`` hold that a read of ``[start, end)`` takes
+    (``rewritten``: that a replace of it rewrites), from its Delta log alone, no Spark, no scan: 0 for
+    a table not written yet. None where the log cannot tell: a table off this machine, a file that
+    records no row count, a log delta-rs cannot read (the caller's estimate then goes without it)."""
     try:
         local = _local_path(path)
+        if not DeltaTable.is_deltatable(str(local)):
+            return 0
+        files = DeltaRsEngine._taken(
+            DeltaRsEngine._active_files(DeltaTable(str(local)), spec), start, end, rewritten=rewritten
+        )
     except LakeError:
         return None
-    if not DeltaTable.is_deltatable(str(local)):
-        return 0
-    files = DeltaRsEngine._active_files(DeltaTable(str(local)), spec)
-    taken = [f["rows"] for f in files if DeltaRsEngine._overlaps(f, start, end)]
-    return None if None in taken else sum(taken)
+    except Exception as error:  # delta-rs raises its own errors for a log it cannot read
+        log.warning("the rows of %s are not counted: %s", path, error)
+        return None
+    rows = [f["rows"] for f in files]
+    return None if None in rows else sum(rows)

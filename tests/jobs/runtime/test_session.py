@@ -55,15 +55,24 @@ def test_a_short_interval_whose_replay_takes_many_rows_compiles_fully():
     # interval compiles fully (docs/experiments.md, "A short interval over many rows compiles fully")
     hour, auto = timedelta(hours=1), SparkSettings()
     most = auto.startup_jit_rows
-    assert quick_start(auto, hour, most) and quick_start(auto, hour, None)  # unknown: the interval decides
-    assert not quick_start(auto, hour, most + 1)
-    assert STARTUP_JIT_OPTIONS in driver_java_options(auto, hour, most)
-    assert STARTUP_JIT_OPTIONS not in driver_java_options(auto, hour, most + 1)
-    assert not quick_start(auto, timedelta(days=1), 0)  # a long interval compiles fully however few
-    assert quick_start(SparkSettings(jit="startup"), hour, most + 1)  # the settings still force either
-    assert not quick_start(SparkSettings(startup_jit_rows=0), hour, 1)
+    assert quick_start(auto, hour, lambda: most)
+    assert quick_start(auto, hour, lambda: None)  # unknown: the interval decides
+    assert not quick_start(auto, hour, lambda: most + 1)
+    assert STARTUP_JIT_OPTIONS in driver_java_options(auto, hour, lambda: most)
+    assert STARTUP_JIT_OPTIONS not in driver_java_options(auto, hour, lambda: most + 1)
+    assert not quick_start(SparkSettings(startup_jit_rows=0), hour, lambda: 1)
     with pytest.raises(ValidationError, match="startup_jit_rows"):
         SparkSettings(startup_jit_rows=-1)
+
+
+def test_the_replays_rows_are_counted_only_where_they_can_change_the_compiler():
+    def uncounted() -> int:
+        raise AssertionError("the lake's rows were counted")
+
+    hour, auto = timedelta(hours=1), SparkSettings()
+    assert not quick_start(auto, timedelta(days=1), uncounted) and not quick_start(auto, None, uncounted)
+    assert quick_start(SparkSettings(jit="startup"), hour, uncounted)
+    assert not quick_start(SparkSettings(jit="throughput"), hour, uncounted)
 
 
 def test_a_quick_start_jvm_keeps_the_code_cache_of_a_tiered_one():

@@ -12,12 +12,12 @@ import pytest
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from jobs.io.lake import Lake
+from jobs.io.lake import Lake, logged_rows
 from jobs.io.worker_files import FILE_METADATA_KEY
-from jobs.stages import shuffles
+from jobs.stages import runner, shuffles
 from jobs.stages.context import StageOrderError
 from jobs.stages.intervals import replayed_interval
-from jobs.stages.replay import TAKES, _ingest_bounds, rows_taken
+from jobs.stages.replay import READS, _ingest_bounds, rows_taken
 from jobs.stages.runner import run_stages
 from jobs.stages.shuffles import SHUFFLE_PARTITIONS, shuffle_partitions
 from jobs.tools.demo import regression_of
@@ -29,6 +29,7 @@ from schemas.tables import (
     GOLD_TABLES,
     INGEST_RUNS,
     OFFSET_COMMITS,
+    OFFSET_COMMITS_REPLAYED,
     OFFSET_REGRESSIONS,
     OFFSET_SNAPSHOTS,
     PUBLISH_RUNS,
@@ -36,6 +37,7 @@ from schemas.tables import (
     REPLAY_CHECKPOINTS,
     REPLAY_RUNS,
     SILVER_TABLES,
+    STORED_OFFSET_TIMELINE,
     TableSpec,
 )
 from tests.frames import assert_frames_equal
@@ -130,11 +132,31 @@ def test_a_run_records_the_ingest_version_its_replay_planned_from_and_the_replay
 
 def test_the_rows_a_replay_takes_are_told_by_the_delta_logs_before_a_session_starts(one_run):
     """What sizes the JVM of a stage run over a short interval (jobs.runtime.session.quick_start)."""
-    every = sum(one_run.read(spec).count() for spec in TAKES)
-    assert every and rows_taken(one_run.root, START, END) == every
+    events = one_run.read(OFFSET_COMMITS).count() + one_run.read(OFFSET_SNAPSHOTS).count()
+    # again over the run's whole interval: its events, read; the replayed files, all inside it, dropped unread
+    assert rows_taken(one_run.root, START, END) == events
+    # over its second part: the replayed files straddle its start and are rewritten, rows before it included
+    replayed = one_run.read(OFFSET_COMMITS_REPLAYED).count() + one_run.read(STORED_OFFSET_TIMELINE).count()
     later = rows_taken(one_run.root, SPLIT, END)
-    assert sum(one_run.read(spec, start=SPLIT, end=END).count() for spec in TAKES) <= later <= every
+    assert logged_rows(one_run.root, READS, SPLIT, END) + replayed == later
     assert rows_taken(one_run.root, END + timedelta(days=1), END + timedelta(days=2)) == 0
+
+
+def test_a_process_that_replays_gives_its_session_the_rows_its_replay_takes(one_run, monkeypatch):
+    asked = []
+
+    class Started(Exception):
+        pass
+
+    def build_session(settings, output, interval, replayed_rows=None):
+        asked.append((interval, replayed_rows() if replayed_rows is not None else None))
+        raise Started  # the stages are not what is tested
+
+    monkeypatch.setattr(runner, "build_session", build_session)
+    for stages in (("replay", "marts"), ("marts", "audit")):
+        with pytest.raises(Started):
+            run_stages(Settings(), one_run.root, None, SPLIT, END, "sized", stages)
+    assert asked == [(END - SPLIT, rows_taken(one_run.root, SPLIT, END)), (END - SPLIT, None)]
 
 
 def test_two_runs_give_the_tables_of_one_run(spark, landing, one_run, tmp_path):
