@@ -72,8 +72,8 @@ class SparkSettings(_Model):
     # stops at its quick tier (C1): a process over little data spends most of its life warming
     # up, and the optimising tier competes with the work for the cores. "throughput" compiles
     # hot code fully, which a large input needs. "auto": "startup" for a run or stage given an
-    # interval of at most ``startup_jit_interval`` (an hourly task run alone), unless it replays
-    # more than ``startup_jit_rows`` rows of the lake (a busy cluster's hour, or an hour of a
+    # interval of at most ``startup_jit_interval`` (an hourly task run alone), unless its replay
+    # takes more than ``startup_jit_rows`` rows of the lake (a busy cluster's hour, or an hour of a
     # wider run replayed again: the replay's shuffle, sort and rewrite are the JVM's work that
     # the quick tier slows most); "throughput" otherwise and for a shared session, which serves
     # interval after interval (docs/experiments.md, "A quick-start compiler for short intervals",

@@ -9,7 +9,7 @@ Two engines give the same tables (``<root>/<layer>/<table>``, readable by any De
   and reads go through the table's active files back into Spark. The driver holds no table
   data but the run's own records, which it builds (``merge_rows``).
 
-Before any session starts, :func:`logged_rows` counts a job's rows from the tables' Delta logs
+Before any session starts, :func:`rows_in_delta_logs` counts a job's rows from the tables' Delta logs
 through delta-rs, whichever engine wrote them (any Delta reader can).
 
 Write modes, all atomic Delta commits::
@@ -59,19 +59,19 @@ def lake_root(root: str | Path) -> str:
     return str(root) if "://" in str(root) else str(Path(root).resolve())
 
 
-def logged_rows(
+def rows_in_delta_logs(
     root: str | Path,
     read: Sequence[TableSpec],
     start: datetime | None,
     end: datetime | None,
-    rewritten: Sequence[TableSpec] = (),
+    rewrites: Sequence[TableSpec] = (),
 ) -> int | None:
     """How many rows a job over ``[start, end)`` takes from the lake at ``root``: the rows of the
     files it reads of ``read``'s tables, and of the files a replace of the range rewrites of
-    ``rewritten``'s (those it drops whole it does not read). Told by the Delta logs alone, before
+    ``rewrites``' (those it drops whole it does not read). Told by the Delta logs alone, before
     any Spark session starts, whichever engine wrote them; None where a log cannot tell (see
     jobs.io.engines.delta_rs.rows_in_log)."""
-    taken = [(spec, False) for spec in read] + [(spec, True) for spec in rewritten]
+    taken = [(spec, False) for spec in read] + [(spec, True) for spec in rewrites]
     counts = [
         rows_in_log(f"{lake_root(root)}/{spec.path}", spec, start, end, rewritten=replaced)
         for spec, replaced in taken

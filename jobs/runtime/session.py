@@ -116,28 +116,29 @@ def _embedded_conf(settings: SparkSettings) -> dict[str, str]:
 
 
 def quick_start(
-    settings: SparkSettings, interval: timedelta | None, replayed_rows: Callable[[], int | None] | None = None
+    settings: SparkSettings, interval: timedelta | None, rows_taken: Callable[[], int | None] | None = None
 ) -> bool:
     """Whether a driver JVM started for a run over ``interval`` (None: open or unknown) should
-    compile for a quick start rather than for throughput (SparkSettings.jit). ``replayed_rows``
-    tells, for a run that replays, how many rows its replay takes from the lake (None: unknown);
+    compile for a quick start rather than for throughput (SparkSettings.jit). ``rows_taken``
+    tells, for a run that replays, how many rows its replay takes from the lake (None: unknown;
+    jobs.stages.replay.rows_taken);
     it is asked only for a short interval under ``jit = "auto"``, and more than
     ``startup_jit_rows`` compile fully."""
     if settings.jit != "auto":
         return settings.jit == "startup"
     if interval is None or interval > settings.startup_jit_interval:
         return False
-    rows = replayed_rows() if replayed_rows is not None else None
+    rows = rows_taken() if rows_taken is not None else None
     return rows is None or rows <= settings.startup_jit_rows
 
 
 def driver_java_options(
-    settings: SparkSettings, interval: timedelta | None, replayed_rows: Callable[[], int | None] | None = None
+    settings: SparkSettings, interval: timedelta | None, rows_taken: Callable[[], int | None] | None = None
 ) -> str:
     """The options of a local driver JVM started here, for a run over ``interval`` (see :func:`quick_start`)."""
     derby = "-Dderby.system.home=" + _scratch_dir()
     archive = class_archive.java_options(class_archive.archive_path())
-    quick = quick_start(settings, interval, replayed_rows)
+    quick = quick_start(settings, interval, rows_taken)
     jit = f"{JIT_OPTIONS} {STARTUP_JIT_OPTIONS}" if quick else JIT_OPTIONS
     return f"{derby} {jit} {GC_OPTIONS} {archive}".rstrip()
 
@@ -162,7 +163,7 @@ def build_session(
     output: Path | None = None,
     interval: timedelta | None = None,
     kept: bool = False,
-    replayed_rows: Callable[[], int | None] | None = None,
+    rows_taken: Callable[[], int | None] | None = None,
 ) -> SparkSession:
     """Create (or reuse) the SparkSession described by ``settings``; a JVM started here writes
     what it prints to ``output`` when given (jobs.runtime.logs), and compiles for the length of
@@ -187,7 +188,7 @@ def build_session(
         conf["spark.sql.sources.parallelPartitionDiscovery.threshold"] = str(LOCAL_LISTING_THRESHOLD)
         if not submitted.contains("spark.master") and SparkContext._gateway is None:
             # the driver JVM, started here, is the executor (a JVM already running keeps its options)
-            conf["spark.driver.extraJavaOptions"] = driver_java_options(settings, interval, replayed_rows)
+            conf["spark.driver.extraJavaOptions"] = driver_java_options(settings, interval, rows_taken)
     if settings.delta_engine == "spark":
         conf["spark.sql.extensions"] = DELTA_EXTENSION
         conf["spark.sql.catalog.spark_catalog"] = DELTA_CATALOG

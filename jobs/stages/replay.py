@@ -18,7 +18,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from jobs.io.engines import VersionUnavailable
-from jobs.io.lake import Lake, logged_rows
+from jobs.io.lake import Lake, rows_in_delta_logs
 from jobs.io.replay_writer import ReplayWriter
 from jobs.runtime.concurrent import side_by_side
 from jobs.sources import LOGGED_COMMITS, REPLAYED_EVIDENCE, SNAPSHOTS, kinds
@@ -77,11 +77,11 @@ REWRITES = (OFFSET_COMMITS_REPLAYED, STORED_OFFSET_TIMELINE)
 
 def rows_taken(lake_root: Path | str, start: datetime, end: datetime) -> int | None:
     """How many rows a replay of ``[start, end)`` takes from the lake at ``lake_root``, as its Delta
-    logs tell before any Spark session starts (None where they cannot: jobs.io.lake.logged_rows).
+    logs tell before any Spark session starts (None where they cannot: jobs.io.lake.rows_in_delta_logs).
     It chooses how the session's JVM compiles (jobs.runtime.session.quick_start), not what is
     replayed. It counts the interval asked for; the replay's planned interval may be wider (a
     checkpoint before it, late files)."""
-    return logged_rows(lake_root, READS, start, end, rewritten=REWRITES)
+    return rows_in_delta_logs(lake_root, READS, start, end, rewrites=REWRITES)
 
 
 # An ingest stamps a file's ingested_at moments before its row commits: a row stamped this long

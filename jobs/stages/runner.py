@@ -109,8 +109,8 @@ def run_stages(
     began = time.perf_counter()
     observer.started(SESSION_STEP, None)
     interval = end - start if start and end else None
-    replayed_rows = partial(replay.rows_taken, lake_root, start, end) if "replay" in stages else None
-    spark = build_session(settings.spark, output, interval, replayed_rows=replayed_rows)
+    rows_taken = partial(replay.rows_taken, lake_root, start, end) if "replay" in stages else None
+    spark = build_session(settings.spark, output, interval, rows_taken=rows_taken)
     context = RunContext(
         run_id, Lake(spark, lake_root, settings.spark.delta_engine), settings, landing, start, end
     )

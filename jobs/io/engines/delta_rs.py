@@ -273,13 +273,16 @@ class DeltaRsEngine:
         )
 
     @classmethod
-    def _taken(
-        cls, files: list[dict], start: datetime | None, end: datetime | None, *, rewritten: bool = False
-    ) -> list[dict]:
-        """The files of ``files`` a read of ``[start, end)`` takes; with ``rewritten``, those of them a
-        replace of the range rewrites (:meth:`replace_range`): the others it drops whole, unread."""
-        touched = [f for f in files if cls._overlaps(f, start, end)]
-        return [f for f in touched if not cls._within(f, start, end)] if rewritten else touched
+    def _taken(cls, files: list[dict], start: datetime | None, end: datetime | None) -> list[dict]:
+        """The files of ``files`` a read of ``[start, end)`` takes."""
+        return [f for f in files if cls._overlaps(f, start, end)]
+
+    @classmethod
+    def _rewritten(cls, touched: list[dict], start: datetime | None, end: datetime | None) -> list[dict]:
+        """Of ``touched`` (the files a read of ``[start, end)`` takes), those a replace of the range
+        rewrites without its rows (:meth:`replace_range`): the others lie wholly inside it by their
+        statistics, and it drops them whole, unread."""
+        return [f for f in touched if not cls._within(f, start, end)]
 
     @staticmethod
     def _within(file: dict, start: datetime | None, end: datetime | None) -> bool:
@@ -471,10 +474,9 @@ class DeltaRsEngine:
         Parquet files under ``worker_files`` (see :meth:`worker_dir`) are added, in one commit."""
         try:
             table = self._table(path, spec)
-            files = self._active_files(table, spec)
-            touched = self._taken(files, start, end)
+            touched = self._taken(self._active_files(table, spec), start, end)
             # a file is dropped whole only when its statistics prove every row inside the range
-            straddling = self._taken(files, start, end, rewritten=True)
+            straddling = self._rewritten(touched, start, end)
             new_rows = df
             if straddling:
                 column = F.col(spec.event_time)
@@ -594,13 +596,14 @@ def rows_in_log(
         local = _local_path(path)
         if not DeltaTable.is_deltatable(str(local)):
             return 0
-        files = DeltaRsEngine._taken(
-            DeltaRsEngine._active_files(DeltaTable(str(local)), spec), start, end, rewritten=rewritten
-        )
+        files = DeltaRsEngine._taken(DeltaRsEngine._active_files(DeltaTable(str(local)), spec), start, end)
     except LakeError:
         return None
-    except Exception as error:  # delta-rs raises its own errors for a log it cannot read
-        log.warning("the rows of %s are not counted: %s", path, error)
+    except Exception as error:  # the count only advises: nothing it meets (delta-rs's errors, a
+        # statistic it cannot parse) may fail the run, which meets a log it cannot read on its own
+        log.warning("the rows of %s are not counted: %s", path, str(error).partition("\n")[0])
         return None
+    if rewritten:
+        files = DeltaRsEngine._rewritten(files, start, end)
     rows = [f["rows"] for f in files]
     return None if None in rows else sum(rows)

@@ -25,7 +25,7 @@ from pyspark.sql.types import (
 )
 
 from jobs.io.engines import VersionUnavailable
-from jobs.io.lake import Lake, LakeError, logged_rows
+from jobs.io.lake import Lake, LakeError, rows_in_delta_logs
 from schemas.tables import TableSpec
 from tests.lakes import vacuum_version
 
@@ -271,7 +271,9 @@ def test_row_count_of_a_range_counts_the_rows_the_range_reads(spark, lake):
     assert lake.row_count(SPEC, start=ts(21, 10), end=end) == 4
 
 
-def test_logged_rows_are_the_rows_of_the_files_a_job_reads_or_rewrites_told_by_the_delta_log(spark, lake):
+def test_rows_in_delta_logs_are_the_rows_of_the_files_a_job_reads_or_rewrites_told_by_the_delta_log(
+    spark, lake
+):
     # what a stage's JVM is sized by before its session starts (jobs.stages.replay.rows_taken)
     lake.append(SPEC, one_file(spark, [row("a", ts(21, 9), 1), row("b", ts(21, 10), 2)]))
     lake.append(SPEC, one_file(spark, [row("c", ts(21, 10, 30), 3)]))
@@ -280,24 +282,28 @@ def test_logged_rows_are_the_rows_of_the_files_a_job_reads_or_rewrites_told_by_t
         layer="test", name="unwritten", grain="one row per event", keys=("event_id",),
         event_time="event_at", schema=SPEC.schema,
     )  # fmt: skip
-    assert logged_rows(lake.root, [SPEC], ts(21, 10, 15), ts(21, 12)) == 1
-    assert logged_rows(lake.root, [SPEC], ts(21, 9, 30), ts(21, 10, 31)) == 3  # a file read counts whole
-    assert logged_rows(lake.root, [SPEC, unwritten], None, None) == 4
-    assert logged_rows(lake.root, [SPEC], ts(23, 0), None) == 0
-    assert logged_rows(f"file://{lake.root}", [SPEC], None, None) == 4
+    assert rows_in_delta_logs(lake.root, [SPEC], ts(21, 10, 15), ts(21, 12)) == 1
+    assert (
+        rows_in_delta_logs(lake.root, [SPEC], ts(21, 9, 30), ts(21, 10, 31)) == 3
+    )  # a file read counts whole
+    assert rows_in_delta_logs(lake.root, [SPEC, unwritten], None, None) == 4
+    assert rows_in_delta_logs(lake.root, [SPEC], ts(23, 0), None) == 0
+    assert rows_in_delta_logs(f"file://{lake.root}", [SPEC], None, None) == 4
     # a replace of [21 9:30, 21 10:31) rewrites the first file, which straddles its start, and drops
     # the second whole, unread
-    assert logged_rows(lake.root, [], ts(21, 9, 30), ts(21, 10, 31), rewritten=[SPEC]) == 2
-    assert logged_rows(lake.root, [unwritten], ts(21, 9, 30), ts(21, 10, 31), rewritten=[SPEC]) == 2
-    assert logged_rows("s3://bucket/lake", [SPEC], None, None) is None  # no log is read off this machine
+    assert rows_in_delta_logs(lake.root, [], ts(21, 9, 30), ts(21, 10, 31), rewrites=[SPEC]) == 2
+    assert rows_in_delta_logs(lake.root, [unwritten], ts(21, 9, 30), ts(21, 10, 31), rewrites=[SPEC]) == 2
+    assert (
+        rows_in_delta_logs("s3://bucket/lake", [SPEC], None, None) is None
+    )  # no log is read off this machine
 
 
-def test_a_log_that_cannot_be_read_leaves_the_logged_rows_unknown(spark, lake, tmp_path, caplog):
+def test_a_log_that_cannot_be_read_leaves_its_rows_unknown(spark, lake, caplog):
     lake.append(SPEC, one_file(spark, [row("a", ts(21, 9), 1)]))
     log_dir = Path(lake.path(SPEC)) / "_delta_log"
     for commit in log_dir.glob("*.json"):
         commit.write_text("not a Delta log\n")
-    assert logged_rows(lake.root, [SPEC], None, None) is None
+    assert rows_in_delta_logs(lake.root, [SPEC], None, None) is None
     assert "not counted" in caplog.text
 
 

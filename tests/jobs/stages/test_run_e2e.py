@@ -12,12 +12,12 @@ import pytest
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from jobs.io.lake import Lake, logged_rows
+from jobs.io.lake import Lake, rows_in_delta_logs
 from jobs.io.worker_files import FILE_METADATA_KEY
 from jobs.stages import runner, shuffles
 from jobs.stages.context import StageOrderError
 from jobs.stages.intervals import replayed_interval
-from jobs.stages.replay import READS, _ingest_bounds, rows_taken
+from jobs.stages.replay import READS, REWRITES, _ingest_bounds, rows_taken
 from jobs.stages.runner import run_stages
 from jobs.stages.shuffles import SHUFFLE_PARTITIONS, shuffle_partitions
 from jobs.tools.demo import regression_of
@@ -135,10 +135,12 @@ def test_the_rows_a_replay_takes_are_told_by_the_delta_logs_before_a_session_sta
     events = one_run.read(OFFSET_COMMITS).count() + one_run.read(OFFSET_SNAPSHOTS).count()
     # again over the run's whole interval: its events, read; the replayed files, all inside it, dropped unread
     assert rows_taken(one_run.root, START, END) == events
-    # over its second part: the replayed files straddle its start and are rewritten, rows before it included
+    # over its second part: the replayed files straddle its start (each holds rows of the whole run) and
+    # are rewritten, rows before it included
     replayed = one_run.read(OFFSET_COMMITS_REPLAYED).count() + one_run.read(STORED_OFFSET_TIMELINE).count()
+    assert rows_in_delta_logs(one_run.root, [], SPLIT, END, rewrites=REWRITES) == replayed
     later = rows_taken(one_run.root, SPLIT, END)
-    assert logged_rows(one_run.root, READS, SPLIT, END) + replayed == later
+    assert rows_in_delta_logs(one_run.root, READS, SPLIT, END) + replayed == later
     assert rows_taken(one_run.root, END + timedelta(days=1), END + timedelta(days=2)) == 0
 
 
@@ -148,8 +150,8 @@ def test_a_process_that_replays_gives_its_session_the_rows_its_replay_takes(one_
     class Started(Exception):
         pass
 
-    def build_session(settings, output, interval, replayed_rows=None):
-        asked.append((interval, replayed_rows() if replayed_rows is not None else None))
+    def build_session(settings, output, interval, rows_taken=None):
+        asked.append((interval, rows_taken() if rows_taken is not None else None))
         raise Started  # the stages are not what is tested
 
     monkeypatch.setattr(runner, "build_session", build_session)
