@@ -121,9 +121,8 @@ def quick_start(
     """Whether a driver JVM started for a run over ``interval`` (None: open or unknown) should
     compile for a quick start rather than for throughput (SparkSettings.jit). ``rows_taken``
     tells, for a run that replays, how many rows its replay takes from the lake (None: unknown;
-    jobs.stages.replay.rows_taken);
-    it is asked only for a short interval under ``jit = "auto"``, and more than
-    ``startup_jit_rows`` compile fully."""
+    jobs.stages.replay.rows_taken). It is asked only for a short interval under ``jit = "auto"``,
+    and more than ``startup_jit_rows`` compile fully."""
     if settings.jit != "auto":
         return settings.jit == "startup"
     if interval is None or interval > settings.startup_jit_interval:
