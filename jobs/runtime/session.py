@@ -9,6 +9,7 @@ environment of its dependencies are shipped to the executors (jobs.runtime.shipp
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from collections.abc import Callable
@@ -21,6 +22,8 @@ from pyspark.sql import SparkSession
 from jobs.runtime import class_archive, logs, shipping
 from jobs.runtime.java import check_java
 from schemas.config import SparkSettings
+
+log = logging.getLogger(__name__)
 
 DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
@@ -128,7 +131,13 @@ def quick_start(
     if interval is None or interval > settings.startup_jit_interval:
         return False
     rows = rows_taken() if rows_taken is not None else None
-    return rows is None or rows <= settings.startup_jit_rows
+    quick = rows is None or rows <= settings.startup_jit_rows
+    if rows is not None:  # the run's log says why its JVM compiles as it does
+        log.info(
+            "the replay takes %s rows of the lake (startup_jit_rows %s): the driver JVM compiles %s",
+            f"{rows:,}", f"{settings.startup_jit_rows:,}", "for a quick start" if quick else "fully",
+        )  # fmt: skip
+    return quick
 
 
 def driver_java_options(

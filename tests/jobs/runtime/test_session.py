@@ -3,6 +3,7 @@ shuffles are partitioned, how it lists explicit paths, and how it caches and wri
 
 from __future__ import annotations
 
+import logging
 import re
 import subprocess
 from datetime import timedelta
@@ -50,14 +51,19 @@ def test_a_run_over_a_short_interval_starts_its_jvm_for_a_quick_start_unless_the
         SparkSettings(jit="fast")
 
 
-def test_a_short_interval_whose_replay_takes_many_rows_compiles_fully():
+def test_a_short_interval_whose_replay_takes_many_rows_compiles_fully(caplog):
     # the quick tier slows the replay's shuffle, sort and rewrite most: over many rows a short
     # interval compiles fully (docs/experiments.md, "A short interval over many rows compiles fully")
+    caplog.set_level(logging.INFO, logger="jobs.runtime.session")
     hour, auto = timedelta(hours=1), SparkSettings()
     most = auto.startup_jit_rows
     assert quick_start(auto, hour, lambda: most)
     assert quick_start(auto, hour, lambda: None)  # unknown: the interval decides
     assert not quick_start(auto, hour, lambda: most + 1)
+    assert (
+        "the replay takes 2,000,001 rows of the lake (startup_jit_rows 2,000,000): the driver JVM compiles fully"
+        in caplog.text
+    )
     assert STARTUP_JIT_OPTIONS in driver_java_options(auto, hour, lambda: most)
     assert STARTUP_JIT_OPTIONS not in driver_java_options(auto, hour, lambda: most + 1)
     assert not quick_start(SparkSettings(startup_jit_rows=0), hour, lambda: 1)
