@@ -71,10 +71,10 @@ def rows_in_delta_logs(
     ``rewrites``' (those it drops whole it does not read). Told by the Delta logs alone, before
     any Spark session starts, whichever engine wrote them; None where a log cannot tell (see
     jobs.io.engines.delta_rs.rows_in_log)."""
+    root = lake_root(root)
     taken = [(spec, False) for spec in read] + [(spec, True) for spec in rewrites]
     counts = [
-        rows_in_log(f"{lake_root(root)}/{spec.path}", spec, start, end, rewritten=replaced)
-        for spec, replaced in taken
+        rows_in_log(f"{root}/{spec.path}", spec, start, end, rewritten=replaced) for spec, replaced in taken
     ]
     return None if None in counts else sum(counts)
 

@@ -271,9 +271,7 @@ def test_row_count_of_a_range_counts_the_rows_the_range_reads(spark, lake):
     assert lake.row_count(SPEC, start=ts(21, 10), end=end) == 4
 
 
-def test_rows_in_delta_logs_are_the_rows_of_the_files_a_job_reads_or_rewrites_told_by_the_delta_log(
-    spark, lake
-):
+def test_the_rows_in_delta_logs_are_those_of_the_files_a_job_reads_or_rewrites(spark, lake):
     # what a stage's JVM is sized by before its session starts (jobs.stages.replay.rows_taken)
     lake.append(SPEC, one_file(spark, [row("a", ts(21, 9), 1), row("b", ts(21, 10), 2)]))
     lake.append(SPEC, one_file(spark, [row("c", ts(21, 10, 30), 3)]))
@@ -283,9 +281,8 @@ def test_rows_in_delta_logs_are_the_rows_of_the_files_a_job_reads_or_rewrites_to
         event_time="event_at", schema=SPEC.schema,
     )  # fmt: skip
     assert rows_in_delta_logs(lake.root, [SPEC], ts(21, 10, 15), ts(21, 12)) == 1
-    assert (
-        rows_in_delta_logs(lake.root, [SPEC], ts(21, 9, 30), ts(21, 10, 31)) == 3
-    )  # a file read counts whole
+    # a file read counts whole
+    assert rows_in_delta_logs(lake.root, [SPEC], ts(21, 9, 30), ts(21, 10, 31)) == 3
     assert rows_in_delta_logs(lake.root, [SPEC, unwritten], None, None) == 4
     assert rows_in_delta_logs(lake.root, [SPEC], ts(23, 0), None) == 0
     assert rows_in_delta_logs(f"file://{lake.root}", [SPEC], None, None) == 4
@@ -293,9 +290,8 @@ def test_rows_in_delta_logs_are_the_rows_of_the_files_a_job_reads_or_rewrites_to
     # the second whole, unread
     assert rows_in_delta_logs(lake.root, [], ts(21, 9, 30), ts(21, 10, 31), rewrites=[SPEC]) == 2
     assert rows_in_delta_logs(lake.root, [unwritten], ts(21, 9, 30), ts(21, 10, 31), rewrites=[SPEC]) == 2
-    assert (
-        rows_in_delta_logs("s3://bucket/lake", [SPEC], None, None) is None
-    )  # no log is read off this machine
+    # no log is read off this machine
+    assert rows_in_delta_logs("s3://bucket/lake", [SPEC], None, None) is None
 
 
 def test_a_log_that_cannot_be_read_leaves_its_rows_unknown(spark, lake, caplog):
