@@ -108,11 +108,27 @@ def _base_conf(settings: SparkSettings) -> dict[str, str]:
     }
 
 
+def _master_conf(settings: SparkSettings) -> dict[str, str]:
+    """The master ``settings`` name, or the embedded one with ``driver_memory`` (a master given
+    keeps Spark's own memory, or the one under ``conf``)."""
+    if settings.master:
+        return {"spark.master": settings.master}
+    return {"spark.master": EMBEDDED_MASTER, "spark.driver.memory": settings.driver_memory}
+
+
+def launched_conf(settings: SparkSettings) -> dict[str, str]:
+    """The master and driver memory (when set) of a session :func:`build_session` starts, not under
+    spark-submit: :func:`_master_conf`, with those keys under ``conf`` over it."""
+    given = {
+        key: settings.conf[key] for key in ("spark.master", "spark.driver.memory") if key in settings.conf
+    }
+    return {**_master_conf(settings), **given}
+
+
 def _embedded_conf(settings: SparkSettings) -> dict[str, str]:
     """Settings for the embedded single-machine default."""
     return {
-        "spark.master": EMBEDDED_MASTER,
-        "spark.driver.memory": settings.driver_memory,
+        **_master_conf(settings),
         "spark.ui.enabled": "false",
         "spark.sql.warehouse.dir": os.path.join(_scratch_dir(), "offsetlake-warehouse"),
     }
@@ -185,7 +201,7 @@ def build_session(
     submitted = SparkConf()  # what spark-submit / spark-defaults.conf already set
     conf = _base_conf(settings)
     if settings.master:
-        conf["spark.master"] = settings.master
+        conf.update(_master_conf(settings))
     elif not submitted.contains("spark.master"):
         check_java()
         conf.update(_embedded_conf(settings))

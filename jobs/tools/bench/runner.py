@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from jobs.cli.main import EXIT_FAILED, EXIT_OK
-from jobs.runtime.session import EMBEDDED_MASTER
+from jobs.runtime.session import launched_conf
 from jobs.sources import patterns
 from jobs.tools.bench import commits_only
 from jobs.tools.bench.compare import compare_lake
@@ -198,12 +198,10 @@ def run_case(
 
 def lean_spark_options(settings: Settings) -> tuple[str, ...]:
     """The lean Spark job's master and driver memory: those OffsetLake's run gets from ``settings``
-    (jobs.runtime.session.build_session: ``driver_memory`` only on the embedded master, and
-    ``spark.driver.memory`` under ``conf`` over either)."""
-    spark = settings.spark
-    memory = spark.conf.get("spark.driver.memory", None if spark.master else spark.driver_memory)
-    master = spark.conf.get("spark.master", spark.master or EMBEDDED_MASTER)
-    return ("--master", master) + (("--driver-memory", memory) if memory else ())
+    (jobs.runtime.session.launched_conf)."""
+    launched = launched_conf(settings.spark)
+    memory = launched.get("spark.driver.memory")
+    return ("--master", launched["spark.master"]) + (("--driver-memory", memory) if memory else ())
 
 
 def run_incremental_case(

@@ -19,6 +19,7 @@ from jobs.runtime.session import (
     JIT_OPTIONS,
     STARTUP_JIT_OPTIONS,
     driver_java_options,
+    launched_conf,
     quick_start,
 )
 from schemas.config import SparkSettings
@@ -49,6 +50,16 @@ def test_a_run_over_a_short_interval_starts_its_jvm_for_a_quick_start_unless_the
     assert JIT_OPTIONS in driver_java_options(auto, hour).split(" ")
     with pytest.raises(ValidationError, match="jit"):
         SparkSettings(jit="fast")
+
+
+def test_launched_conf_is_the_master_and_memory_build_session_starts_with(spark):
+    # the suite's session (tests/conftest.py) was started by build_session from these two settings
+    launched = launched_conf(SparkSettings(master="local[2]", conf={"spark.driver.memory": "3g"}))
+    assert launched == {"spark.master": "local[2]", "spark.driver.memory": "3g"}
+    assert spark.sparkContext.master == launched["spark.master"]
+    assert spark.sparkContext.getConf().get("spark.driver.memory") == launched["spark.driver.memory"]
+    assert launched_conf(SparkSettings()) == {"spark.master": "local[*]", "spark.driver.memory": "4g"}
+    assert launched_conf(SparkSettings(master="local[3]")) == {"spark.master": "local[3]"}  # Spark's memory
 
 
 def test_a_short_interval_whose_replay_takes_many_rows_compiles_fully(caplog):
