@@ -56,32 +56,32 @@ def repeated(runs: list[dict]) -> dict:
         },
         "median_of_runs": len(runs),
         "median_run": ranked[len(runs) // 2] + 1,
-        "repeats": [
-            {
-                "run": n,
-                "pipeline_seconds": run["pipeline"]["seconds"],
-                "wall_seconds": run["pipeline"].get("wall_seconds"),
-                "lean_seconds": (run.get("lean") or {}).get("seconds"),
-                "whole_run_to_lean": run.get("whole_run_to_lean"),
-                "lean_spark_seconds": (run.get("lean_spark") or {}).get("seconds"),
-                "whole_run_to_lean_spark": run.get("whole_run_to_lean_spark"),
-                "lean_spark_to_lean": run.get("lean_spark_to_lean"),
-                "lean_steps": (run.get("lean") or {}).get("steps"),
-                "lean_spark_steps": (run.get("lean_spark") or {}).get("steps"),
-                "whole_run_to_oracle": run.get("whole_run_to_oracle"),
-                "ingest_through_marts_seconds": sum(
-                    s["seconds"]
-                    for stage, s in run["pipeline"]["stages"].items()
-                    if stage in ("ingest", "replay", "marts")
-                ),
-                "stage_seconds": {stage: s["seconds"] for stage, s in run["pipeline"]["stages"].items()},
-                "duckdb_seconds": run["duckdb"]["seconds"],
-                "ingest_through_marts_to_duckdb": run["ingest_through_marts_to_duckdb"],
-                "agrees": run["comparison"]["agrees"],
-                "load_average": run.get("load_average"),
-            }
-            for n, run in enumerate(runs, 1)
-        ],
+        "repeats": [{"run": n, **run_figures(run)} for n, run in enumerate(runs, 1)],
+    }
+
+
+def run_figures(run: dict) -> dict:
+    """One run's figures, as a repeated case lists each of its runs (``run``: a case's figures)."""
+    stages = _stage_seconds(run)
+    return {
+        "pipeline_seconds": run["pipeline"]["seconds"],
+        "wall_seconds": run["pipeline"].get("wall_seconds"),
+        "lean_seconds": (run.get("lean") or {}).get("seconds"),
+        "whole_run_to_lean": run.get("whole_run_to_lean"),
+        "lean_spark_seconds": (run.get("lean_spark") or {}).get("seconds"),
+        "whole_run_to_lean_spark": run.get("whole_run_to_lean_spark"),
+        "lean_spark_to_lean": run.get("lean_spark_to_lean"),
+        "lean_steps": (run.get("lean") or {}).get("steps"),
+        "lean_spark_steps": (run.get("lean_spark") or {}).get("steps"),
+        "whole_run_to_oracle": run.get("whole_run_to_oracle"),
+        "ingest_through_marts_seconds": sum(
+            stages.get(stage, 0.0) for stage in ("ingest", "replay", "marts")
+        ),
+        "stage_seconds": stages,
+        "duckdb_seconds": run["duckdb"]["seconds"],
+        "ingest_through_marts_to_duckdb": run["ingest_through_marts_to_duckdb"],
+        "agrees": run["comparison"]["agrees"],
+        "load_average": run.get("load_average"),
     }
 
 
@@ -166,13 +166,7 @@ def largest_lean(cases: list[dict]) -> dict | None:
     if not only:
         return None
     largest = max(only, key=lambda c: c["inputs"]["commit_events"])
-    runs = largest.get("repeats") or [{
-        "wall_seconds": largest["pipeline"]["wall_seconds"], "lean_seconds": (largest["lean"] or {}).get("seconds"),
-        "whole_run_to_lean": largest["whole_run_to_lean"], "load_average": largest.get("load_average"),
-        "lean_spark_seconds": (largest.get("lean_spark") or {}).get("seconds"),
-        "whole_run_to_lean_spark": largest.get("whole_run_to_lean_spark"),
-        "lean_spark_to_lean": largest.get("lean_spark_to_lean"),
-    }]  # fmt: skip
+    runs = largest.get("repeats") or [run_figures(largest)]
     keys = (
         "wall_seconds", "lean_seconds", "whole_run_to_lean", "load_average", "lean_spark_seconds",
         "whole_run_to_lean_spark", "lean_spark_to_lean",

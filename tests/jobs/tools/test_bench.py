@@ -227,6 +227,10 @@ def test_the_lean_spark_jobs_ratio_is_the_judged_runs(capsys):
         {"replay": 40.0},
         {"replay": 35.0},
     ]
+    # a case run once is its own one run
+    single = largest_lean([_commits_only_run(2.2, 4.2)])
+    assert single["ratio"] == 2.2 and single["lean_spark_to_lean"] == 4.2
+    assert [(r["wall_seconds"], r["lean_spark_seconds"]) for r in single["runs"]] == [(22.0, 42.0)]
     print_repeats(case)
     assert "run 3: 21.0s / lean 10.0s = 2.10x (lean Spark 35.0s = 3.50x lean)" in capsys.readouterr().out
     steps = {"read_write": 5.0, "replay": 4.0, "outputs": 1.0}
