@@ -124,14 +124,17 @@ def run_with_display(
 
 
 def _lake_report(context: RunContext) -> Path | None:
-    """The run's lake report (jobs.report), beside its quality report; None for a lake given as a URI."""
+    """The run's lake report (jobs.report) over the run's interval (all history for a run without
+    one), as the DAG's report task writes an interval's, beside its quality report; None for a lake
+    given as a URI."""
     if "://" in context.lake.root:
         log.info(
             "no lake report: the report reads local lakes (run offsetlake report where the lake is mounted)"
         )
         return None
     out = report_location(context.lake.root, context.run_id)
-    return write_report(context.lake.root, out, links=quality_link(context.lake.root, context.run_id, out))
+    links = quality_link(context.lake.root, context.run_id, out)
+    return write_report(context.lake.root, out, context.start, context.end, links)
 
 
 def run_command(stages: Sequence[str]) -> Callable[[argparse.Namespace], int]:

@@ -99,20 +99,33 @@ def test_the_report_of_a_run_links_its_quality_report_when_the_run_wrote_one(lak
             page.unlink(missing_ok=True)
 
 
-@pytest.mark.parametrize(("stages", "written"), [(STAGE_NAMES, True), (("publish",), False)])
+@pytest.mark.parametrize(
+    ("stages", "interval", "page_shows"),
+    [
+        (STAGE_NAMES, (DAY, DAY + timedelta(hours=1)), "2026-11-21T00:00:00Z to 2026-11-21T01:00:00Z"),
+        (STAGE_NAMES, (None, None), "the first event to the last"),
+        (("publish",), (DAY, DAY + timedelta(hours=1)), None),
+    ],
+)
 def test_a_whole_run_writes_its_lake_report_and_a_stage_alone_leaves_it_to_the_report_command(
-    lake, monkeypatch, stages, written
+    lake, monkeypatch, stages, interval, page_shows
 ):
-    """An Airflow interval runs each stage alone, then ``offsetlake report``: the page is written once."""
-    run_id = f"{len(stages)}-stages"
-    context = SimpleNamespace(lake=SimpleNamespace(root=str(lake)), run_id=run_id, published={"t": 1})
+    """An Airflow interval runs each stage alone, then ``offsetlake report``: the page is written once.
+    A whole run's page covers the run's interval, as the report task's covers the DAG's."""
+    run_id = f"{len(stages)}-stages-{interval[0] is not None}"
+    start, end = interval
+    context = SimpleNamespace(
+        lake=SimpleNamespace(root=str(lake)), run_id=run_id, published={"t": 1}, start=start, end=end
+    )
     monkeypatch.setattr(cli, "run_stages", lambda *args, **kwargs: context)
     monkeypatch.setattr(cli, "print_summary", lambda *args: None)
     monkeypatch.setattr(cli, "attach_log_file", lambda path: None)  # no handler left on the root logger
     page = report_location(lake, run_id)
     try:
         cli.run_with_display(Settings(), lake, None, SimpleNamespace(run_id=run_id), stages)
-        assert page.is_file() == written
+        assert page.is_file() == (page_shows is not None)
+        if page_shows is not None:
+            assert f"{page_shows} · generated" in page.read_text()
     finally:
         page.unlink(missing_ok=True)
 
