@@ -7,7 +7,8 @@ Two engines give the same tables (``<root>/<layer>/<table>``, readable by any De
 - ``delta-rs``: the embedded default. Spark still does all computing and writes the Parquet
   files from its executors; ``deltalake`` (delta-rs) commits those files to the Delta log,
   and reads go through the table's active files back into Spark. The driver holds no table
-  data but the run's own records, which it builds (``merge_rows``).
+  data but the run's own records, which it builds (``merge_rows``), and the small
+  dictionaries it reads from a table's files (``distinct``: a few batches at a time).
 
 Before any session starts, :func:`rows_in_delta_logs` counts a job's rows from the tables' Delta logs
 through delta-rs, whichever engine wrote them (any Delta reader can).
@@ -35,6 +36,7 @@ from pathlib import Path
 from typing import Literal
 
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import StructType
 
 from jobs.io.engines import (
     DeltaEngine,
@@ -115,6 +117,26 @@ class Lake:
         if not self.exists(spec):
             return self.spark.createDataFrame([], spec.schema)
         return rows_in_range(self._engine.read(self.path(spec), spec, start, end), spec, start, end)
+
+    def distinct(
+        self,
+        spec: TableSpec,
+        columns: Sequence[str],
+        *,
+        start: datetime | None = None,
+        end: datetime | None = None,
+    ) -> DataFrame:
+        """The distinct rows of ``columns`` (none of them a partition column) among the rows
+        :meth:`read` gives for the same range: a small dictionary of a large table. The embedded
+        engine reads them from the files on the driver, without a Spark job; native Spark Delta
+        computes ``read(...).select(...).distinct()``."""
+        if partitioned := set(columns) & set(spec.partition_by):
+            raise LakeError(
+                f"{spec.path}: {sorted(partitioned)} are partition columns, which its files do not hold"
+            )
+        if not self.exists(spec):
+            return self.spark.createDataFrame([], StructType([spec.schema[c] for c in columns]))
+        return self._engine.distinct(self.path(spec), spec, tuple(columns), start, end)
 
     def version(self, spec: TableSpec) -> int | None:
         """The table's latest Delta version; None if absent."""

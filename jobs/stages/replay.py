@@ -53,6 +53,7 @@ from schemas.tables import (
     OFFSET_RESETS,
     OFFSET_SNAPSHOTS,
     PUBLISH_RUNS,
+    QUEUE_KEY,
     QUEUE_OFFSETS,
     REPLAY_CHECKPOINTS,
     REPLAY_RUNS,
@@ -263,6 +264,9 @@ def run_replay(
         landed_files=_file_names(files),
         kernel_for=partial(ReplayWriter.for_ids, commits_dir, timeline_dir) if writes_itself else None,
         kept_partitions=lake.spark.sparkContext.defaultParallelism,
+        # the queues of the interval's commits, a superset of those replayed: on the embedded lake
+        # read from the files' key columns without a Spark job (see Lake.distinct)
+        commit_queues=lake.distinct(OFFSET_COMMITS, QUEUE_KEY, start=start, end=end),
     )
     # the silver tables Spark writes derive from the replayed state and its id dictionaries:
     # compute them once (Spark substitutes the cached rows wherever their plans recur)

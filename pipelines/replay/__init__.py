@@ -62,10 +62,12 @@ def replay(
     landed_files: DataFrame | None = None,
     kernel_for: Callable[[EventIds], Callable] | None = None,
     kept_partitions: int | None = None,
+    commit_queues: DataFrame | None = None,
 ) -> ReplayResult:
     """Replay one interval's bronze commits and snapshots, continuing from ``seed``
-    (``broadcast_logged``: see :func:`pipelines.replay.events.without_corroborating_logs`; ``landed_files``:
-    the landed files the events may come from, see :meth:`pipelines.replay.events.EventIds.of`).
+    (``broadcast_logged``: see :func:`pipelines.replay.events.without_corroborating_logs`; ``landed_files``
+    and ``commit_queues``: the landed files the events may come from and the queues the commits may
+    be of, see :meth:`pipelines.replay.events.EventIds.of`).
 
     ``kernel_for``, given the interval's ids, returns a kernel that writes the replayed
     commits and the timeline itself and returns only the rows the regressions and the
@@ -77,7 +79,7 @@ def replay(
     ``state`` stays as the kernel gives it: a caller caches and computes it first, so that the
     kernel runs a task a shuffle partition, and the merged reads take its cached rows.
     """
-    ids = EventIds.of(commits, snapshots, landed_files)
+    ids = EventIds.of(commits, snapshots, landed_files, commit_queues)
     events = ids.encode(build_events(commits, snapshots, broadcast_logged))
     kernel = kernel_for(ids) if kernel_for is not None else replay_batches
     state = with_replayed_state(events, ids.encode(seed, files=False, known_only=True), kernel)

@@ -198,15 +198,26 @@ class EventIds:
     files: DataFrame  # FILE_KEY, FILE_ID, PATH_ID
 
     @classmethod
-    def of(cls, commits: DataFrame, snapshots: DataFrame, files: DataFrame | None = None) -> EventIds:
+    def of(
+        cls,
+        commits: DataFrame,
+        snapshots: DataFrame,
+        files: DataFrame | None = None,
+        commit_queues: DataFrame | None = None,
+    ) -> EventIds:
         """Number every queue and file of the interval's bronze commits and snapshots.
 
         ``files`` (FILE_KEY rows), when the caller knows them, are the landed files the events
         may come from: a superset numbers the events' files in the same order, so the replay
         is the same, and the events are not scanned for them. Snapshot events carry no file
-        hash (build_events): their files are named with a null ``_file_hash``.
+        hash (build_events): their files are named with a null ``_file_hash``. Likewise
+        ``commit_queues`` (QUEUE_KEY rows): a superset of the commits' queues, which are then not
+        scanned for them; the snapshots' queues are always taken from their rows (a broadcasting
+        client's offsets are replayed as a group of their own: replayed_snapshots).
         """
-        queues = commits.select(*QUEUE_KEY).unionByName(snapshots.select(*QUEUE_KEY))
+        if commit_queues is None:
+            commit_queues = commits.select(*QUEUE_KEY)
+        queues = commit_queues.select(*QUEUE_KEY).unionByName(snapshots.select(*QUEUE_KEY))
         if files is None:
             files = commits.select(*FILE_KEY).unionByName(
                 snapshots.select("source_file", F.lit(None).cast("string").alias("_file_hash"))

@@ -27,6 +27,17 @@ class DeltaEngine(Protocol):
 
     def row_count(self, path: str, spec: TableSpec, start: datetime | None, end: datetime | None) -> int: ...
 
+    def distinct(
+        self,
+        path: str,
+        spec: TableSpec,
+        columns: tuple[str, ...],
+        start: datetime | None,
+        end: datetime | None,
+    ) -> DataFrame:
+        """The distinct rows of ``columns`` (no partition column) among the table's rows in ``[start, end)``."""
+        ...
+
     def statistics(
         self, path: str, spec: TableSpec, start: datetime | None, end: datetime | None
     ) -> TableStatistics | None:

@@ -31,7 +31,7 @@ from deltalake import CommitProperties, DeltaTable, Schema, Transaction
 from deltalake.transaction import AddAction, RemoveAction
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import DateType, IntegerType, LongType, TimestampType
+from pyspark.sql.types import DateType, IntegerType, LongType, StructField, StructType, TimestampType
 
 from jobs.io.engines import (
     LakeError,
@@ -39,6 +39,7 @@ from jobs.io.engines import (
     VersionUnavailable,
     check_retention,
     refuse_vacuumed,
+    require_event_time,
     rows_in_range,
 )
 from schemas.instants import parse_utc, utc
@@ -172,6 +173,50 @@ def _partition_values(relative: Path) -> dict[str, str | None]:
 
 def _partition_text(value) -> str | None:
     return None if value is None else value.isoformat() if isinstance(value, date) else str(value)
+
+
+# distinct_rows folds its batches' distinct rows into one table every this many batches, so that
+# what it holds stays about one batch's distinct rows times this, whatever the table's size
+_FOLD_EVERY = 32
+
+
+def distinct_rows(
+    files: list[Path], spec: TableSpec, columns: tuple[str, ...], start: datetime | None, end: datetime | None
+) -> pa.Table:
+    """The distinct rows of ``columns`` among the rows of ``files`` (Parquet files of ``spec``) in
+    ``[start, end)`` of its event time, as Spark's ``distinct`` of the same read gives them (a null
+    is a value too). Read batch by batch, each batch's distinct rows kept: the driver holds a few
+    batches, not the table. Text is read as dictionaries, so it is compared by index, not decoded."""
+    wanted = pa.schema([spec.arrow_schema.field(c) for c in columns])
+    if not files:
+        return wanted.empty_table()
+    text = [f.name for f in wanted if pa.types.is_string(f.type)]
+    as_read = [f.with_type(pa.dictionary(pa.int32(), pa.string())) if f.name in text else f for f in wanted]
+    condition = None
+    if start is not None or end is not None:
+        event = spec.arrow_schema.field(require_event_time(spec))
+        if event.name not in columns:
+            as_read.append(event)
+        column = pads.field(event.name)
+        bounds = [column >= pa.scalar(utc(start), event.type)] if start is not None else []
+        bounds += [column < pa.scalar(utc(end), event.type)] if end is not None else []
+        condition = bounds[0] if len(bounds) == 1 else bounds[0] & bounds[1]
+    dataset = pads.dataset(
+        [str(f) for f in files],
+        schema=pa.schema(as_read),
+        format=pads.ParquetFileFormat(read_options=pads.ParquetReadOptions(dictionary_columns=text)),
+    )
+    names = list(columns)
+
+    def folded(tables: list[pa.Table]) -> pa.Table:
+        return pa.concat_tables(tables).group_by(names, use_threads=False).aggregate([]).select(names)
+
+    held: list[pa.Table] = []
+    for batch in dataset.to_batches(columns=names, filter=condition):
+        held.append(folded([pa.Table.from_batches([batch])]).cast(wanted))
+        if len(held) >= _FOLD_EVERY:
+            held = [folded(held)]
+    return folded(held) if held else wanted.empty_table()
 
 
 def log_retention(configuration: dict[str, str]) -> timedelta:
@@ -311,6 +356,24 @@ class DeltaRsEngine:
         if scanned:
             rows += rows_in_range(self._read_files(path, spec, scanned), spec, start, end).count()
         return rows
+
+    def distinct(
+        self,
+        path: str,
+        spec: TableSpec,
+        columns: tuple[str, ...],
+        start: datetime | None,
+        end: datetime | None,
+    ) -> DataFrame:
+        """The distinct rows of ``columns`` among the rows a read of ``[start, end)`` gives, read from
+        the files on the driver (:func:`distinct_rows`): a small dictionary of a large table, without
+        a Spark job of a task a file (docs/experiments.md, "The replay's queues read on the driver")."""
+        local = _local_path(path)
+        files = self._taken(self._active_files(DeltaTable(str(local)), spec), start, end)
+        found = distinct_rows([local / unquote(f["path"]) for f in files], spec, columns, start, end)
+        # nullable, as Spark's reader of the files gives every column (read)
+        fields = [StructField(c, spec.schema[c].dataType, True) for c in columns]
+        return self.spark.createDataFrame(found, StructType(fields))
 
     def statistics(
         self, path: str, spec: TableSpec, start: datetime | None, end: datetime | None

@@ -51,6 +51,16 @@ class NativeDeltaEngine:
     def row_count(self, path: str, spec: TableSpec, start: datetime | None, end: datetime | None) -> int:
         return rows_in_range(self.spark.read.format("delta").load(path), spec, start, end).count()
 
+    def distinct(
+        self,
+        path: str,
+        spec: TableSpec,
+        columns: tuple[str, ...],
+        start: datetime | None,
+        end: datetime | None,
+    ) -> DataFrame:
+        return rows_in_range(self.read(path, spec, start, end), spec, start, end).select(*columns).distinct()
+
     def statistics(self, path: str, spec: TableSpec, start: datetime | None, end: datetime | None) -> None:
         return None  # Spark's Delta reader keeps its files' statistics to itself
 

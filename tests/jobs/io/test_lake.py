@@ -7,7 +7,9 @@ when Delta's Spark extension is on the classpath (see tests/conftest.py).
 from __future__ import annotations
 
 import json
+from collections import Counter
 from datetime import UTC, date, datetime
+from itertools import product
 from pathlib import Path
 
 import pyarrow as pa
@@ -269,6 +271,40 @@ def test_row_count_of_a_range_counts_the_rows_the_range_reads(spark, lake):
     ]:
         assert lake.row_count(SPEC, start=start, end=stop) == lake.read(SPEC, start=start, end=stop).count()
     assert lake.row_count(SPEC, start=ts(21, 10), end=end) == 4
+
+
+def test_the_distinct_rows_of_a_range_are_those_a_read_of_the_range_holds(spark, lake, monkeypatch):
+    # the replay's queue dictionary (jobs.stages.replay): the embedded engine reads it from the
+    # files on the driver, and must cut the files that straddle the range's edges as a read does
+    assert lake.distinct(SPEC, ("queue_id",)).collect() == []  # a table not written yet
+    lake.append(SPEC, one_file(spark, [row("a", ts(21, 9), 1, 1), row("b", ts(21, 10), 2, 2)]))
+    lake.append(SPEC, one_file(spark, [row("c", ts(21, 10, 30), 3, 2), row("d", ts(21, 10, 40), None, None)]))
+    lake.append(
+        SPEC,
+        one_file(spark, [row("e", ts(21, 11), 5, 3), row("f", ts(21, 11).replace(microsecond=400), 6, 4)]),
+    )
+    lake.append(SPEC, one_file(spark, [row("g", ts(22, 1), 7, 2)]))
+    end = ts(21, 11).replace(microsecond=300)
+    ranges = [(ts(21, 10), end), (ts(21, 10, 30), ts(21, 10, 41)), (None, end), (ts(21, 11), None), (None, None),
+              (ts(23, 0), None)]  # fmt: skip
+    asked = list(product(ranges, [("queue_id",), ("event_id", "queue_id"), ("offset", "queue_id")]))
+    expected = []
+    for (start, stop), columns in asked:
+        read = lake.read(SPEC, start=start, end=stop).select(*columns).distinct()
+        expected.append((read.dtypes, Counter(map(tuple, read.collect()))))
+    scans = []
+    if lake.engine_name == "delta-rs":  # its only way to Spark's reader
+        original = lake._engine._read_files
+        monkeypatch.setattr(lake._engine, "_read_files", lambda *args: scans.append(args) or original(*args))
+    for ((start, stop), columns), (types, distinct) in zip(asked, expected, strict=True):
+        found = lake.distinct(SPEC, columns, start=start, end=stop)
+        assert found.dtypes == types
+        assert Counter(map(tuple, found.collect())) == distinct, (start, stop, columns)
+    assert scans == []
+    queues = lake.distinct(SPEC, ("queue_id",), start=ts(21, 10), end=end).collect()
+    assert sorted(queues, key=str) == [(2,), (3,), (None,)]
+    with pytest.raises(LakeError, match=r"\['event_date'\] are partition columns"):
+        lake.distinct(SPEC, ("event_date", "queue_id"))
 
 
 def test_the_rows_in_delta_logs_are_those_of_the_files_a_job_reads_or_rewrites(spark, lake):

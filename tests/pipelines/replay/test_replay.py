@@ -423,6 +423,37 @@ def test_files_given_as_a_superset_number_the_events_files_in_the_same_order(spa
         assert rows(frame, *frame.columns) == rows(getattr(scanned, table), *frame.columns), table
 
 
+def test_commit_queues_given_as_a_superset_change_nothing(spark):
+    # the replay stage takes the commits' queues from the lake's files (Lake.distinct) instead of
+    # scanning the events for them: more queues than the commits are of change nothing, among them
+    # a queue only the checkpoint holds, which the seed then carries into the replay
+    first = run(spark, [commit(10, 120, 1)], [snapshot(0, 100), snapshot(0, 7, queue=1)])
+    c, s = frames(spark, [commit(20, 90, 2), commit(30, 95, 3, queue=2)], [snapshot(25, 80)])
+    named = [("c1", "broker-a", "t", group, queue) for group in ("g", "g2") for queue in (0, 1, 2, 3)]
+    queues = spark.createDataFrame(
+        named, "cluster string, broker string, topic string, consumer_group string, queue_id int"
+    )
+    given = replay(c, s, first.checkpoint, commit_queues=queues)
+    scanned = replay(c, s, first.checkpoint)
+    assert given.ids.queues.count() == len(named)  # the given queues were numbered, not the events'
+    for table in ("commits", "timeline", "regressions", "checkpoint"):
+        frame = getattr(given, table)
+        assert rows(frame, *frame.columns) == rows(getattr(scanned, table), *frame.columns), table
+    assert rows(given.regressions, "queue_id", "offset") == [(0, 90)]
+
+
+def test_an_event_whose_queue_the_given_queues_lack_fails_the_replay(spark):
+    c, s = frames(spark, [commit(10, 120, 1), commit(20, 90, 2, queue=1)], [])
+    queues = spark.createDataFrame(
+        [("c1", "broker-a", "t", "g", 0)],
+        "cluster string, broker string, topic string, consumer_group string, queue_id int",
+    )
+    with pytest.raises(
+        Exception, match=r"no id for the cluster/broker/topic/consumer_group/queue_id .*\"queue_id\":1"
+    ):
+        replay(c, s, empty_seed(spark), commit_queues=queues).commits.collect()
+
+
 def test_an_event_whose_file_the_given_files_lack_fails_the_replay(spark):
     # the id joins would otherwise drop the event without a word
     c, s = frames(spark, [commit(10, 120, 1, file="a.jsonl"), commit(20, 90, 2, file="b.jsonl")], [])
