@@ -28,7 +28,7 @@ from pyspark.sql import functions as F
 from jobs.io.lake import Lake
 from jobs.stages.context import ReplayInterval, StageOrderError
 from pipelines.marts.exposure import DAY
-from pipelines.marts.windows import window_start
+from pipelines.marts.windows import window_end, window_start
 from schemas.config import Settings
 from schemas.instants import EPOCH, from_collected
 from schemas.tables import (
@@ -156,16 +156,23 @@ def replayed_interval(lake: Lake, run_id: str) -> ReplayInterval:
 
 
 def gold_ranges(interval: ReplayInterval, settings: Settings) -> dict[TableSpec, tuple[datetime, datetime]]:
-    """The event-time range of each gold table that a run over ``interval`` rewrites: the
-    interval, and for the windowed marts (throughput, status, duplicate exposure) from the start
-    of the window (status window, UTC day) holding its start."""
+    """The event-time range of each gold table that a run over ``interval`` computes and rewrites:
+    the interval, and for the windowed marts (throughput, status, duplicate exposure) every window
+    (status window, UTC day) it touches, whole: from the start of the window holding its start to
+    the end of the one holding its end. A window is computed from every silver row the lake holds
+    in it, so a run of an earlier interval leaves a window that later runs completed as they left
+    it, instead of cutting it at its own end."""
     start, end = interval.replayed_from, interval.replayed_to
+
+    def windows(length: timedelta) -> tuple[datetime, datetime]:
+        return window_start(start, length), window_end(end, length)
+
     throughput_window = settings.replay.throughput_window
     return {
         CONSUMER_LAG: (start, end),
         CONSUMER_LAG_BY_GROUP: (start, end),
-        PRODUCE_THROUGHPUT: (window_start(start, throughput_window), end),
-        CONSUME_THROUGHPUT: (window_start(start, throughput_window), end),
-        CONSUMER_STATUS: (window_start(start, settings.status.window), end),
-        DUPLICATE_EXPOSURE: (window_start(start, DAY), end),
+        PRODUCE_THROUGHPUT: windows(throughput_window),
+        CONSUME_THROUGHPUT: windows(throughput_window),
+        CONSUMER_STATUS: windows(settings.status.window),
+        DUPLICATE_EXPOSURE: windows(DAY),
     }

@@ -71,7 +71,7 @@ def build_marts(lake: Lake, settings: Settings, run_id: str) -> ReplayInterval:
 
     def lag_and_status() -> None:
         _lag(lake, staging, settings, interval.replayed_from, interval.replayed_to)
-        _status(lake, staging, settings, *ranges[CONSUMER_STATUS], interval.replayed_from)
+        _status(lake, staging, settings, *ranges[CONSUMER_STATUS], ranges[CONSUMER_LAG])
 
     def exposure() -> None:
         staging.overwrite(
@@ -111,7 +111,7 @@ def _lag(lake: Lake, staging: Lake, settings: Settings, start: datetime, end: da
 
 
 def _throughput(lake: Lake, staging: Lake, settings: Settings, start: datetime, end: datetime) -> None:
-    """gold/produce_throughput and gold/consume_throughput of whole windows from ``start``."""
+    """gold/produce_throughput and gold/consume_throughput of the whole windows of ``[start, end)``."""
     window, history = settings.replay.throughput_window, settings.replay.lag_history
     # each window's first increment pairs with the observation before it, up to the history back
     points = max_offset_points(lake.read(QUEUE_OFFSETS, start=start - history, end=end))
@@ -125,19 +125,36 @@ def _throughput(lake: Lake, staging: Lake, settings: Settings, start: datetime, 
     )
 
 
-def _gold(lake: Lake, staging: Lake, spec: TableSpec, start: datetime, staged_from: datetime) -> DataFrame:
-    """``spec``'s rows from ``start``: this run's (staged from ``staged_from``) and the published before them."""
-    return lake.read(spec, start=start, end=staged_from).unionByName(staging.read(spec))
+def _gold(
+    lake: Lake,
+    staging: Lake,
+    spec: TableSpec,
+    start: datetime,
+    end: datetime,
+    staged: tuple[datetime, datetime],
+) -> DataFrame:
+    """``spec``'s rows of ``[start, end)``: this run's, staged for ``staged``, and the published
+    before and after them (a later interval's, where this run is of an earlier one)."""
+    staged_from, staged_to = staged
+    published = lake.read(spec, start=start, end=staged_from).unionByName(
+        lake.read(spec, start=staged_to, end=end)
+    )
+    return published.unionByName(staging.read(spec))
 
 
 def _status(
-    lake: Lake, staging: Lake, settings: Settings, start: datetime, end: datetime, staged_from
+    lake: Lake,
+    staging: Lake,
+    settings: Settings,
+    start: datetime,
+    end: datetime,
+    staged: tuple[datetime, datetime],
 ) -> None:
-    """gold/consumer_status of whole status windows from ``start`` (the lag tables are staged
-    from ``staged_from``, the interval's start)."""
+    """gold/consumer_status of the whole status windows of ``[start, end)`` (the lag tables are
+    staged for ``staged``, the interval)."""
     status = consumer_status(
-        _gold(lake, staging, CONSUMER_LAG_BY_GROUP, start, staged_from),
-        _gold(lake, staging, CONSUMER_LAG, start, staged_from),
+        _gold(lake, staging, CONSUMER_LAG_BY_GROUP, start, end, staged),
+        _gold(lake, staging, CONSUMER_LAG, start, end, staged),
         lake.read(STORED_OFFSET_TIMELINE, start=start, end=end),
         lake.read(OFFSET_REGRESSIONS, start=start, end=end),
         settings.status,

@@ -40,6 +40,12 @@ def window_start(moment: datetime, window: timedelta) -> datetime:
     return EPOCH + timedelta(microseconds=_start(micros, window_micros(window)))
 
 
+def window_end(moment: datetime, window: timedelta) -> datetime:
+    """End of the window holding the last instant before ``moment``: a range that ends (exclusive)
+    at ``moment`` touches no window from there on."""
+    return window_start(utc(moment) - timedelta(microseconds=1), window) + window
+
+
 def window_start_column(at: Column, window: timedelta) -> Column:
     """Start of the window holding each timestamp of ``at``."""
     return F.timestamp_micros(_start(F.unix_micros(at), window_micros(window)))

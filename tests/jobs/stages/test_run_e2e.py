@@ -161,19 +161,29 @@ def test_a_process_that_replays_gives_its_session_the_rows_its_replay_takes(one_
     assert asked == [(END - SPLIT, rows_taken(one_run.root, SPLIT, END)), (END - SPLIT, None)]
 
 
-def test_two_runs_give_the_tables_of_one_run(spark, landing, one_run, tmp_path):
+def test_two_runs_give_the_tables_of_one_run_and_the_first_run_again_changes_none(
+    spark, landing, one_run, tmp_path
+):
     split_root = tmp_path / "split"
     # the one run broadcasts the log-told commits to corroborate them; these two use the anti-join
     anti_join = Settings(replay=ReplaySettings(broadcast_logged_commits=0))
     run(spark, split_root, landing[0], START, SPLIT, run_id="first", settings=anti_join)
     run(spark, split_root, landing[0], SPLIT, END, run_id="second", settings=anti_join)
     split = Lake(spark, split_root)
-    for spec in (*BRONZE_TABLES, *SILVER_TABLES, *GOLD_TABLES):
-        if spec is REPLAY_CHECKPOINTS:  # the one run has no checkpoint at SPLIT: compare those at the end
-            final = F.col("as_of") == F.lit(END)
-            assert_frames_equal(split.read(spec).where(final), one_run.read(spec).where(final))
-            continue
-        assert_same_table(split, one_run, spec)
+
+    def assert_tables_of_one_run() -> None:
+        for spec in (*BRONZE_TABLES, *SILVER_TABLES, *GOLD_TABLES):
+            if spec is REPLAY_CHECKPOINTS:  # the one run has no checkpoint at SPLIT: compare those at the end
+                final = F.col("as_of") == F.lit(END)
+                assert_frames_equal(split.read(spec).where(final), one_run.read(spec).where(final))
+                continue
+            assert_same_table(split, one_run, spec)
+
+    assert_tables_of_one_run()
+    # the first interval run again (a cleared Airflow task), the second published since: the
+    # windows that hold SPLIT (its hour, its day) stay whole, as the second run completed them
+    run(spark, split_root, landing[0], START, SPLIT, run_id="first again", settings=anti_join)
+    assert_tables_of_one_run()
 
 
 def _lake_without_a_brokers_first_hour(spark, landing, tmp_path, settings: Settings) -> Path:
