@@ -14,7 +14,7 @@ from functools import partial
 from pathlib import Path
 
 from pyspark import StorageLevel
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from jobs.io.engines import VersionUnavailable
@@ -33,6 +33,7 @@ from jobs.stages.intervals import (
     with_first_event,
 )
 from jobs.stages.shuffles import size_shuffles
+from pipelines.ingest.client_offsets import client_directory, is_bak
 from pipelines.replay import replay
 from pipelines.replay.events import REREAD_KEY, replayed_snapshots, without_reread_lines
 from pipelines.replay.explain import (
@@ -221,10 +222,24 @@ def _file_names(files: DataFrame) -> DataFrame:
 
 
 def _latest_client_versions(files: DataFrame) -> DataFrame:
-    """Of ``files`` (see _evidence_files), each broadcasting client's offsets file in the version
-    landed last (``source_file``, ``_file_hash``): the one the replay replays."""
+    """Of ``files`` (see _evidence_files), the broadcasting clients' offsets files the replay
+    replays, each in the version landed last (``source_file``, ``_file_hash``): a client's
+    ``offsets.json``, and its ``.bak`` only where that ``offsets.json`` was not read (none landed,
+    or its last version was refused whole). The ingest applies that rule to the files of one batch
+    (pipelines.ingest.client_offsets); a collector may land the two apart, in either order."""
     clients = files.where(F.col("source_kind") == CLIENT_OFFSETS.kind)
-    return clients.groupBy("source_file").agg(F.max_by("_file_hash", "ingested_at").alias("_file_hash"))
+    refused_whole = (F.col("records_landed") == 0) & (F.col("records_quarantined") > 0)
+    latest = clients.groupBy("source_file").agg(
+        F.max_by("_file_hash", "ingested_at").alias("_file_hash"),
+        F.max_by(~refused_whole, "ingested_at").alias("_read"),
+    )
+    path = F.col("source_file")
+    main_read = F.max(~is_bak(path) & F.col("_read")).over(Window.partitionBy(client_directory(path)))
+    return (
+        latest.withColumn("_main_read", main_read)
+        .where(~is_bak(path) | ~F.col("_main_read"))
+        .select("source_file", "_file_hash")
+    )
 
 
 def run_replay(

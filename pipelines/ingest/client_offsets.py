@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import pandas as pd
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, StringType, StructField, StructType
 
@@ -246,6 +246,17 @@ _ENTRY = StructType(
 _PARSE_RESULT = StructType([StructField("failure", StringType()), StructField("entries", ArrayType(_ENTRY))])
 
 
+def client_directory(path: Column) -> Column:
+    """The directory of a client offsets file (``.../<clientIP>@<instance>/<group>`` under its
+    landing time): its ``offsets.json`` and ``offsets.json.bak`` hold one client's state at one instant."""
+    return F.regexp_replace(path, r"/offsets\.json(\.bak)?(\.gz)?$", "")
+
+
+def is_bak(path: Column) -> Column:
+    """Whether a client offsets file is the ``.bak`` (the write before the main file's)."""
+    return F.regexp_extract(path, _PATH, 3) != ""
+
+
 @F.pandas_udf(_PARSE_RESULT)  # type: ignore[call-overload]
 def _parse_contents(contents: pd.Series) -> pd.DataFrame:
     # A vectorised UDF because no Spark JSON reader accepts JSON objects as map keys: the
@@ -290,8 +301,8 @@ def explode_client_offsets(files: DataFrame) -> ClientOffsets:
         {
             "client_id": F.regexp_extract(path, _PATH, 1),
             "consumer_group": F.regexp_extract(path, _PATH, 2),
-            "_is_bak": F.regexp_extract(path, _PATH, 3) != "",
-            "_client_dir": F.regexp_replace(path, r"/offsets\.json(\.bak)?(\.gz)?$", ""),
+            "_is_bak": is_bak(path),
+            "_client_dir": client_directory(path),
             "_parsed": _parse_contents("content"),
         }
     ).withColumn(

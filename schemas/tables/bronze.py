@@ -28,6 +28,9 @@ OFFSET_SNAPSHOTS = TableSpec(
         "topic",
         "consumer_group",
         "queue_id",
+        # the file version: two broadcasting clients' offsets.json of the same instant may hold
+        # the same bytes, told apart by their paths alone
+        "source_file",
         "_file_hash",
     ),
     event_time="snapshot_at",

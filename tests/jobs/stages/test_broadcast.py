@@ -11,7 +11,7 @@ from jobs.io.lake import Lake
 from jobs.stages.runner import run_stages
 from jobs.tools.simulator.progress import StatusRow, render_topic_status
 from schemas.config import Settings
-from schemas.tables import CONSUMER_LAG, CONSUMER_STATUS, STORED_OFFSET_TIMELINE
+from schemas.tables import CONSUMER_LAG, CONSUMER_STATUS, OFFSET_REGRESSIONS, STORED_OFFSET_TIMELINE
 from tests.frames import rows
 
 START = datetime(2026, 11, 21, 10, tzinfo=UTC)
@@ -43,15 +43,17 @@ def test_each_broadcasting_client_has_its_own_timeline_lag_and_status(spark, tmp
     _land(landing, 0, {a: 100, b: 100}, 150)
     _land(landing, 10, {a: 140, b: 100}, 160)  # b stopped moving
     _land(landing, 20, {a: 160, b: 100}, 170)
-    run_stages(
+    context = run_stages(
         Settings(),
         lake_root,
         landing,
         START,
         START + timedelta(hours=1),
         "b",
-        ("ingest", "replay", "marts", "publish"),
+        ("ingest", "replay", "marts", "audit", "publish"),
     )
+    # the two clients' first files hold the same bytes: their rows are told apart by their paths
+    assert not context.quality_failed
     lake = Lake(spark, lake_root)
     assert rows(lake.read(STORED_OFFSET_TIMELINE), "consumer_group", "observed_at", "stored_offset") == [
         (f"quotes@{a}", START, 100),
@@ -98,3 +100,28 @@ def test_a_clients_offsets_landed_again_with_other_content_replace_what_they_sai
         (START, 100),
         (START + timedelta(minutes=10), 145),
     ]
+
+
+@pytest.mark.parametrize("landed_first", ["offsets.json", "offsets.json.bak"])
+def test_a_clients_bak_landed_apart_from_its_offsets_json_is_replayed_only_without_it(
+    spark, tmp_path, landed_first
+):
+    # LocalFileOffsetStore moves offsets.json to offsets.json.bak before it writes the new state: a
+    # collector may copy the two at different moments, so they land in different runs, either first
+    landing, lake_root = tmp_path / "landing", tmp_path / "lake"
+    client = "10.0.0.5@DEFAULT"
+    _land(landing, 0, {client: 100}, 150)
+    folder = landing / "client_offsets" / "prod-1" / f"{START + timedelta(minutes=10):%Y-%m-%dT%H:%M:%SZ}"
+    written = {"offsets.json": 140, "offsets.json.bak": 120}  # the .bak: the write before
+    (folder / client / "quotes").mkdir(parents=True)
+    end = START + timedelta(hours=1)
+    for run_id, name in enumerate((landed_first, *[n for n in written if n != landed_first])):
+        (folder / client / "quotes" / name).write_text(_offsets_json({0: written[name]}))
+        context = run_stages(Settings(), lake_root, landing, START, end, f"r{run_id}")
+        assert not context.quality_failed
+    lake = Lake(spark, lake_root)
+    assert rows(lake.read(STORED_OFFSET_TIMELINE), "observed_at", "stored_offset") == [
+        (START, 100),
+        (START + timedelta(minutes=10), 140),
+    ]
+    assert lake.read(OFFSET_REGRESSIONS).count() == 0
