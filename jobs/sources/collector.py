@@ -136,9 +136,11 @@ class ParseContext:
         resumes = [
             FROM_START if str(f.path) in whole else self.resumes.get(str(f.path), FROM_START) for f in files
         ]
+        # a file's time is its path's, else its modification time (jobs.io.landing), as for every
+        # source: an admin-tool output saved under a folder time that is not read is observed then
         return [
-            TextFile(str(f.path), str(f.path), f.cluster, f.broker, f.event_at if f.time_source == "path" else None,
-                     zone_of(f.cluster), self.hashes[str(f.path)], resume.skip_bytes, resume.first_line)
+            TextFile(str(f.path), str(f.path), f.cluster, f.broker, f.event_at, zone_of(f.cluster),
+                     self.hashes[str(f.path)], resume.skip_bytes, resume.first_line)
             for f, resume in zip(files, resumes, strict=True)
         ]  # fmt: skip
 
