@@ -68,10 +68,18 @@ def compile_pattern(pattern: str) -> re.Pattern[str]:
     return re.compile("^" + "".join(parts)[:-1] + "$")
 
 
+# An hour without its minutes, then a sign: ISO-8601 reads "T10-05" as ten o'clock at UTC-05:00,
+# where a collector that writes its colons as dashes meant 10:05. Such a time is not read.
+_HOUR_THEN_OFFSET = re.compile(r"[T ]\d{2}[+-]")
+
+
 def parse_path_time(text: str) -> datetime | None:
-    """ISO-8601 (``Z`` or offset; naive means UTC) or epoch milliseconds; None if neither."""
+    """ISO-8601 (``Z`` or offset; naive means UTC) or epoch milliseconds; None if neither, or
+    if an offset follows an hour without its minutes (``2026-11-21T10-05``: see above)."""
     if text.isdigit():
         return datetime.fromtimestamp(int(text) / 1000, tz=UTC)
+    if _HOUR_THEN_OFFSET.search(text):
+        return None
     try:
         return parse_utc(text)
     except ValueError:

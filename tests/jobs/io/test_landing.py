@@ -7,7 +7,9 @@ import logging
 import os
 from datetime import UTC, datetime
 
-from jobs.io.landing import HASH_THREADS, content_hash, content_hashes, discover
+import pytest
+
+from jobs.io.landing import HASH_THREADS, content_hash, content_hashes, discover, parse_path_time
 
 
 def test_files_hashed_in_parallel_keep_their_order(tmp_path):
@@ -21,6 +23,27 @@ def test_files_hashed_in_parallel_keep_their_order(tmp_path):
     assert [content_hash(p) for p in paths] == expected
     assert content_hashes(paths[:1]) == expected[:1]
     assert content_hashes([]) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "read"),
+    [
+        ("2026-11-21T10:05:00Z", datetime(2026, 11, 21, 10, 5, tzinfo=UTC)),
+        ("2026-11-21T18:05:00+08:00", datetime(2026, 11, 21, 10, 5, tzinfo=UTC)),
+        ("2026-11-21T10:05-05:00", datetime(2026, 11, 21, 15, 5, tzinfo=UTC)),
+        ("20261121T100500Z", datetime(2026, 11, 21, 10, 5, tzinfo=UTC)),
+        ("2026-11-21", datetime(2026, 11, 21, tzinfo=UTC)),
+        ("1795255500000", datetime(2026, 11, 21, 10, 5, tzinfo=UTC)),
+        # a collector's 10:05 with its colon written as a dash, which ISO-8601 reads as 15:00 UTC
+        ("2026-11-21T10-05", None),
+        ("2026-11-21 10-05", None),
+        ("2026-11-21T10+08", None),
+        ("2026-11-21T10-05-00Z", None),
+        ("yesterday", None),
+    ],
+)
+def test_a_path_time_is_read_only_where_no_part_of_it_can_be_taken_for_another(text, read):
+    assert parse_path_time(text) == read
 
 
 def test_a_time_in_the_path_else_the_modification_time_with_a_warning_for_an_unread_one(tmp_path, caplog):
