@@ -68,9 +68,10 @@ def compile_pattern(pattern: str) -> re.Pattern[str]:
     return re.compile("^" + "".join(parts)[:-1] + "$")
 
 
-# An hour without its minutes, then a sign: ISO-8601 reads "T10-05" as ten o'clock at UTC-05:00,
-# where a collector that writes its colons as dashes meant 10:05. Such a time is not read.
-_HOUR_THEN_OFFSET = re.compile(r"[T ]\d{2}[+-]")
+# An hour without its minutes, then a sign: Python's ISO-8601 reader takes "T10-05" (or "_10-05":
+# any one character between date and time) as ten o'clock at UTC-05:00, where a collector that
+# writes its colons as dashes meant 10:05. Such a time is not read.
+_HOUR_THEN_OFFSET = re.compile(r"^\d{4}-?\d{2}-?\d{2}.\d{2}[+-]")
 
 
 def parse_path_time(text: str) -> datetime | None:

@@ -224,20 +224,19 @@ def _file_names(files: DataFrame) -> DataFrame:
 def _latest_client_versions(files: DataFrame) -> DataFrame:
     """Of ``files`` (see _evidence_files), the broadcasting clients' offsets files the replay
     replays, each in the version landed last (``source_file``, ``_file_hash``): a client's
-    ``offsets.json``, and its ``.bak`` only where that ``offsets.json`` was not read (none landed,
-    or its last version was refused whole). The ingest applies that rule to the files of one batch
-    (pipelines.ingest.client_offsets); a collector may land the two apart, in either order."""
+    ``offsets.json``, and its ``.bak`` only where no ``offsets.json`` of the same client and instant
+    is among them. The ingest applies that rule to the files of one batch
+    (pipelines.ingest.client_offsets); a collector may land the two apart, in either order. A file
+    that landed no row (an ``offsets.json`` refused whole, or with an empty table) has no event
+    time and is not among ``files``: its ``.bak`` is replayed, where one batch holding both would
+    have kept the empty table's."""
     clients = files.where(F.col("source_kind") == CLIENT_OFFSETS.kind)
-    refused_whole = (F.col("records_landed") == 0) & (F.col("records_quarantined") > 0)
-    latest = clients.groupBy("source_file").agg(
-        F.max_by("_file_hash", "ingested_at").alias("_file_hash"),
-        F.max_by(~refused_whole, "ingested_at").alias("_read"),
-    )
+    latest = clients.groupBy("source_file").agg(F.max_by("_file_hash", "ingested_at").alias("_file_hash"))
     path = F.col("source_file")
-    main_read = F.max(~is_bak(path) & F.col("_read")).over(Window.partitionBy(client_directory(path)))
+    has_main = F.max(~is_bak(path)).over(Window.partitionBy(client_directory(path)))
     return (
-        latest.withColumn("_main_read", main_read)
-        .where(~is_bak(path) | ~F.col("_main_read"))
+        latest.withColumn("_has_main", has_main)
+        .where(~is_bak(path) | ~F.col("_has_main"))
         .select("source_file", "_file_hash")
     )
 

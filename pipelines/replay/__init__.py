@@ -4,7 +4,9 @@ Per queue (cluster, broker, topic, consumer_group, queue_id), events are ordered
 ``REPLAY_ORDER`` (pipelines.replay.kernel): time, then snapshots before commits at the same
 instant (a snapshot "at or before" a commit), then the landed file (path, then content hash)
 and line. Replay starts from the state a checkpoint holds at the interval's start, so two
-consecutive runs give exactly the rows one run over both intervals gives.
+consecutive runs give exactly the rows one run over both intervals gives, but for a log-told
+commit whose commit-stream record lies past the first interval's end: each run replays its own
+(same offset; the README's replay rules).
 
 - Broker semantics (overwrite-on-commit): ``stored_offset_before`` is the previous commit's
   offset or, failing that, the latest snapshot at or before the commit.

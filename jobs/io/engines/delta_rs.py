@@ -187,7 +187,9 @@ def distinct_rows(
     ``[start, end)`` of its event time, as Spark's ``distinct`` of the same read gives them (a null
     is a value too). Read batch by batch, each batch's distinct rows kept: the driver holds a few
     batches, not the table. Text is read as dictionaries, so it is compared by index, not decoded."""
-    wanted = pa.schema([spec.arrow_schema.field(c) for c in columns])
+    # nullable whatever the table declares: a file an earlier version wrote may lack a column, which
+    # reads as nulls there, as Spark's reader gives it
+    wanted = pa.schema([spec.arrow_schema.field(c).with_nullable(True) for c in columns])
     if not files:
         return wanted.empty_table()
     text = [f.name for f in wanted if pa.types.is_string(f.type)]

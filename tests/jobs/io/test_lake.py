@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import replace
 from datetime import UTC, date, datetime
 from itertools import product
 from pathlib import Path
@@ -48,6 +49,9 @@ SPEC = TableSpec(
         ]
     ),
 )
+
+# the table as an earlier version declared it, before its offset column
+WITHOUT_OFFSET = replace(SPEC, schema=StructType([f for f in SPEC.schema.fields if f.name != "offset"]))
 
 
 def ts(day: int, hour: int, minute: int = 0) -> datetime:
@@ -307,6 +311,27 @@ def test_the_distinct_rows_of_a_range_are_those_a_read_of_the_range_holds(spark,
         lake.distinct(SPEC, ("event_date", "queue_id"))
 
 
+def test_the_distinct_rows_of_a_column_a_file_lacks_are_its_nulls(spark, lake):
+    # a file an earlier version wrote may lack a column the table now declares, even as not null:
+    # a read gives its rows nulls there, and so does the dictionary read beside it
+    earlier = WITHOUT_OFFSET
+    declared = replace(
+        SPEC,
+        schema=StructType(
+            [
+                StructField("offset", LongType(), False) if f.name == "offset" else f
+                for f in SPEC.schema.fields
+            ]
+        ),
+    )
+    lake.append(earlier, spark.createDataFrame([("a", ts(21, 10), 0, date(2026, 11, 21))], earlier.schema))
+    lake.append(declared, frame(spark, [row("b", ts(21, 11), 7, 1)]))
+    found = lake.distinct(declared, ("offset", "queue_id"), start=ts(21, 0), end=ts(22, 0))
+    expected = lake.read(declared, start=ts(21, 0), end=ts(22, 0)).select("offset", "queue_id").distinct()
+    assert sorted(map(tuple, found.collect()), key=str) == sorted(map(tuple, expected.collect()), key=str)
+    assert sorted(map(tuple, found.collect()), key=str) == [(7, 1), (None, 0)]
+
+
 def test_the_rows_in_delta_logs_are_those_of_the_files_a_job_reads_or_rewrites(spark, lake):
     # what a stage's JVM is sized by before its session starts (jobs.stages.replay.rows_taken)
     lake.append(SPEC, one_file(spark, [row("a", ts(21, 9), 1), row("b", ts(21, 10), 2)]))
@@ -486,15 +511,7 @@ def test_a_column_some_row_group_has_no_statistics_for_gets_none_in_the_files(tm
 
 @pytest.mark.parametrize("write", ["replace_range", "merge"])
 def test_a_column_a_later_version_declares_joins_a_table_an_earlier_one_wrote(spark, lake, write):
-    earlier = TableSpec(
-        layer=SPEC.layer,
-        name=SPEC.name,
-        grain=SPEC.grain,
-        keys=SPEC.keys,
-        event_time=SPEC.event_time,
-        partition_by=SPEC.partition_by,
-        schema=StructType([f for f in SPEC.schema.fields if f.name != "offset"]),
-    )
+    earlier = WITHOUT_OFFSET
     lake.append(earlier, spark.createDataFrame([("a", ts(21, 10), 0, date(2026, 11, 21))], earlier.schema))
     if write == "merge":  # an update of the earlier row and a new row, both with the new column
         lake.merge(SPEC, frame(spark, [row("a", ts(21, 10), 5), row("b", ts(22, 1), 7)]))

@@ -37,6 +37,9 @@ def test_files_hashed_in_parallel_keep_their_order(tmp_path):
         # a collector's 10:05 with its colon written as a dash, which ISO-8601 reads as 15:00 UTC
         ("2026-11-21T10-05", None),
         ("2026-11-21 10-05", None),
+        ("2026-11-21_10-05", None),
+        ("2026-11-21t10-05", None),
+        ("20261121T10-05", None),
         ("2026-11-21T10+08", None),
         ("2026-11-21T10-05-00Z", None),
         ("yesterday", None),

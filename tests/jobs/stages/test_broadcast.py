@@ -125,3 +125,22 @@ def test_a_clients_bak_landed_apart_from_its_offsets_json_is_replayed_only_witho
         (START + timedelta(minutes=10), 140),
     ]
     assert lake.read(OFFSET_REGRESSIONS).count() == 0
+
+
+def test_a_clients_bak_stays_replayed_when_its_offsets_json_lands_later_refused(spark, tmp_path):
+    # an offsets.json cut by the copy parses as nothing: the .bak landed before it stays the state
+    landing, lake_root = tmp_path / "landing", tmp_path / "lake"
+    client = "10.0.0.5@DEFAULT"
+    _land(landing, 0, {client: 100}, 150)
+    folder = landing / "client_offsets" / "prod-1" / f"{START + timedelta(minutes=10):%Y-%m-%dT%H:%M:%SZ}"
+    (folder / client / "quotes").mkdir(parents=True)
+    end = START + timedelta(hours=1)
+    (folder / client / "quotes" / "offsets.json.bak").write_text(_offsets_json({0: 120}))
+    run_stages(Settings(), lake_root, landing, START, end, "r1")
+    (folder / client / "quotes" / "offsets.json").write_text(_offsets_json({0: 140})[:20])
+    run_stages(Settings(), lake_root, landing, START, end, "r2")
+    lake = Lake(spark, lake_root)
+    assert rows(lake.read(STORED_OFFSET_TIMELINE), "observed_at", "stored_offset") == [
+        (START, 100),
+        (START + timedelta(minutes=10), 120),
+    ]
