@@ -100,7 +100,7 @@ def test_snapshot_suite_names_every_failure(spark, runner):
         "keys_not_null": (1, "cluster: 1 of 5 rows fail"),
         "keys_unique": (
             2,
-            "(cluster, broker, snapshot_at, snapshot_source, topic, consumer_group, queue_id, _file_hash): 2 of 5 rows fail",
+            "(cluster, broker, snapshot_at, snapshot_source, topic, consumer_group, queue_id, source_file, _file_hash): 2 of 5 rows fail",
         ),
         "queue_ids_in_range": (1, "queue_id: 1 of 5 rows fail"),
         "offsets_in_range": (1, "offset: 1 of 5 rows fail"),
