@@ -71,7 +71,7 @@ def compile_pattern(pattern: str) -> re.Pattern[str]:
 # An hour without its minutes, then a sign: Python's ISO-8601 reader takes "T10-05" (or "_10-05":
 # any one character between date and time) as ten o'clock at UTC-05:00, where a collector that
 # writes its colons as dashes meant 10:05. Such a time is not read.
-_HOUR_THEN_OFFSET = re.compile(r"^\d{4}-?\d{2}-?\d{2}.\d{2}[+-]")
+_HOUR_THEN_OFFSET = re.compile(r"^\d{4}-?(?:\d{2}-?\d{2}|W\d{2}-?\d).\d{2}[+-]")
 
 
 def parse_path_time(text: str) -> datetime | None:
@@ -79,7 +79,7 @@ def parse_path_time(text: str) -> datetime | None:
     if an offset follows an hour without its minutes (``2026-11-21T10-05``: see above)."""
     if text.isdigit():
         return datetime.fromtimestamp(int(text) / 1000, tz=UTC)
-    if _HOUR_THEN_OFFSET.search(text):
+    if _HOUR_THEN_OFFSET.search(text.strip()):
         return None
     try:
         return parse_utc(text)

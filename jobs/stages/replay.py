@@ -224,8 +224,8 @@ def _file_names(files: DataFrame) -> DataFrame:
 def _latest_client_versions(files: DataFrame) -> DataFrame:
     """Of ``files`` (see _evidence_files), the broadcasting clients' offsets files the replay
     replays, each in the version landed last (``source_file``, ``_file_hash``): a client's
-    ``offsets.json``, and its ``.bak`` only where no ``offsets.json`` of the same client and instant
-    is among them. The ingest applies that rule to the files of one batch
+    ``offsets.json``, and its ``.bak`` only where no ``offsets.json`` of the same directory (client,
+    group and landing time) is among them. The ingest applies that rule to the files of one batch
     (pipelines.ingest.client_offsets); a collector may land the two apart, in either order. A file
     that landed no row (an ``offsets.json`` refused whole, or with an empty table) has no event
     time and is not among ``files``: its ``.bak`` is replayed, where one batch holding both would

@@ -40,6 +40,8 @@ def test_files_hashed_in_parallel_keep_their_order(tmp_path):
         ("2026-11-21_10-05", None),
         ("2026-11-21t10-05", None),
         ("20261121T10-05", None),
+        (" 2026-11-21T10-05", None),
+        ("2026-W47-6T10-05", None),
         ("2026-11-21T10+08", None),
         ("2026-11-21T10-05-00Z", None),
         ("yesterday", None),
