@@ -9,7 +9,9 @@ commit whose commit-stream record lies past the first interval's end: each run r
 (same offset; the README's replay rules).
 
 - Broker semantics (overwrite-on-commit): ``stored_offset_before`` is the previous commit's
-  offset or, failing that, the latest snapshot at or before the commit.
+  offset, unless a snapshot taken at least ``SNAPSHOT_SETTLE_SECONDS`` after that commit came
+  since (the table moved: a failover, a server-side reset), then that snapshot's; with no
+  commit, the latest snapshot at or before the commit.
 - Client semantics (increase-only): ``client_offset_after`` is the high-water mark: the
   largest of the stored offset the client started from and every offset committed since.
 - A commit below ``stored_offset_before`` is a regression.

@@ -39,6 +39,7 @@ SEED_STATE = (
     "last_commit_at",
     "client_offset_hwm",
     "last_snapshot_offset",
+    "last_snapshot_at",
     "commit_regressions_since_snapshot",
     "last_stored_offset",
 )
@@ -135,15 +136,24 @@ def replay_partition(events: pa.Table) -> pa.Table:
     seed = {c: _Long.of(events.column(c)).at(first_row) for c in SEED_STATE}
     stored = commit.or_else(snapshot)
 
-    at_commit = last_before(is_commit)
+    event_at = _Long.of(events.column("event_at"))
+    at_commit, at_snapshot = last_before(is_commit), last_before(is_snapshot)
     previous_commit = commit.at(at_commit).or_else(seed["last_commit_offset"])
-    previous_snapshot = snapshot.at(last_before(is_snapshot)).or_else(seed["last_snapshot_offset"])
+    previous_commit_at = event_at.at(at_commit).or_else(seed["last_commit_at"])
+    previous_snapshot = snapshot.at(at_snapshot).or_else(seed["last_snapshot_offset"])
+    previous_snapshot_at = event_at.at(at_snapshot).or_else(seed["last_snapshot_at"])
     previous_stored = stored.at(last_before(stored.valid)).or_else(seed["last_stored_offset"])
-    # broker semantics: the previous commit, else the latest snapshot
-    before = previous_commit.or_else(previous_snapshot).where(is_commit)
-    source = np.where(
-        is_commit & previous_commit.valid, 0, np.where(is_commit & previous_snapshot.valid, 1, 2)
+    # broker semantics: what the broker held before each event is the previous commit's offset,
+    # unless a snapshot settled after that commit shows the table moved since (a failover to a
+    # slave's older table, a 5.x server-side reset); failing a commit, the latest snapshot
+    commit_holds = previous_commit.valid & ~(
+        previous_snapshot.valid & _settled_after(previous_snapshot_at, previous_commit_at)
     )
+    before = _Long(
+        np.where(commit_holds, previous_commit.values, previous_snapshot.values),
+        commit_holds | previous_snapshot.valid,
+    ).where(is_commit)
+    source = np.where(is_commit & commit_holds, 0, np.where(before.valid, 1, 2))
     is_regression = before.valid & (commit.values < before.values)
 
     # client semantics: the largest of the checkpoint's mark, the stored offset the queue's
@@ -156,23 +166,21 @@ def replay_partition(events: pa.Table) -> pa.Table:
     # commit regressions since the queue's previous snapshot (or carried by the checkpoint)
     total = np.cumsum(is_regression, dtype=np.int64)
     so_far = total - (total[first_row] - is_regression[first_row]) if n else total
-    at_snapshot = last_before(is_snapshot)
     carried = np.where(
         seed["commit_regressions_since_snapshot"].valid, seed["commit_regressions_since_snapshot"].values, 0
     )
     between = np.where(at_snapshot >= 0, so_far - so_far[np.maximum(at_snapshot, 0)], so_far + carried)
 
     # the last commit before each event, when and by whom (before the queue's first commit: the
-    # checkpoint's); a snapshot compares with it once it is old enough to be in the file
-    event_at = _Long.of(events.column("event_at"))
-    previous_commit_at = event_at.at(at_commit).or_else(seed["last_commit_at"])
-    settled = previous_commit.where(
-        is_snapshot
-        & previous_commit_at.valid
-        & (previous_commit_at.values <= event_at.values - SNAPSHOT_SETTLE_SECONDS * 1_000_000)
+    # checkpoint's); a snapshot compares with it once it is old enough to be in the file, and
+    # while it is what the broker held (no snapshot settled after it has shown the table moved)
+    settled = previous_commit.where(is_snapshot & commit_holds & _settled_after(event_at, previous_commit_at))
+    # what the regressions read of the last commit: on the rows that went below it (a commit
+    # below a snapshot that moved past the last commit does not rest on that commit)
+    below_previous = (
+        is_regression & is_commit & previous_commit.valid & (commit.values < previous_commit.values)
     )
-    # what the regressions read of the last commit: on the rows that may be one
-    judged = (is_regression & is_commit) | (settled.valid & (snapshot.values < settled.values))
+    judged = below_previous | (settled.valid & (snapshot.values < settled.values))
     is_seeded = events.column("event_rank").to_numpy(zero_copy_only=False) == SEED_RANK
     host_at = np.where(at_commit >= 0, at_commit, np.where(is_seeded[first_row], first_row, -1))
     host_at = np.where(judged, host_at, -1)
@@ -200,6 +208,14 @@ def replay_partition(events: pa.Table) -> pa.Table:
     kept = [c for c in events.column_names if c not in SEED_STATE]
     out = pa.table({**{c: events.column(c) for c in kept}, **state})
     return out.filter(pc.not_equal(events.column("event_rank"), SEED_RANK))
+
+
+def _settled_after(later: _Long, earlier: _Long) -> np.ndarray:
+    """Where ``later`` is at least SNAPSHOT_SETTLE_SECONDS after ``earlier`` (both known): a
+    snapshot that late holds the commit, so it shows what the broker stored after it."""
+    return (
+        later.valid & earlier.valid & (earlier.values <= later.values - SNAPSHOT_SETTLE_SECONDS * 1_000_000)
+    )
 
 
 def _running_max(values: _Long, starts: np.ndarray) -> _Long:

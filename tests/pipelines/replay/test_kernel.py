@@ -56,7 +56,7 @@ def partition(rows: list[tuple]) -> pa.Table:
         for column in SEED_STATE:
             seeds[column].append((seed or {}).get(column))
     types = {"event_at": pa.timestamp("us", "UTC"), "event_rank": pa.int32(), "client_host": pa.string()}
-    types |= {"last_commit_at": pa.timestamp("us", "UTC")}
+    types |= {c: pa.timestamp("us", "UTC") for c in ("last_commit_at", "last_snapshot_at")}
     return pa.table({c: pa.array(v, types.get(c, pa.int64())) for c, v in {**columns, **seeds}.items()})
 
 
@@ -124,6 +124,61 @@ def test_a_snapshot_is_compared_with_the_last_commit_once_that_commit_is_old_eno
     ]
     out = replay_partition(partition(rows))
     assert out.filter(holds(REGRESSION, out)).column("event_seq").to_pylist() == [3]
+
+
+def test_a_snapshot_settled_after_the_last_commit_is_what_the_next_commit_overwrites():
+    # the table went back (a failover): that drop is one regression, the snapshot's; the next
+    # commit is above what the broker then held, so it is none
+    rows = [
+        (0, 0, SNAP, None, 100, None), (0, 10, COMMIT, 120, None, None), (0, 60, SNAP, None, 50, None),
+        (0, 120, SNAP, None, 55, None),  # the slave's table moves on: not behind the commit again
+        (0, 180, COMMIT, 60, None, None),
+    ]  # fmt: skip
+    columns = ("stored_offset_before", "stored_before_source", "settled_commit_offset", "is_regression")
+    assert state(partition(rows), *columns) == [
+        (None, None, None, False),
+        (100, "snapshot", None, False),
+        (None, None, 120, False),
+        (None, None, None, False),
+        (55, "snapshot", None, False),
+    ]
+    out = replay_partition(partition(rows))
+    assert out.filter(holds(REGRESSION, out)).column("event_seq").to_pylist() == [3]
+
+
+def test_a_commit_below_a_settled_snapshot_above_the_last_commit_is_a_regression():
+    # the snapshot holds commits the evidence lacks: the broker stored 200 when 190 came
+    rows = [
+        (0, 0, COMMIT, 100, None, None, "10.0.0.1:1"), (0, 30, SNAP, None, 200, None),
+        (0, 35, COMMIT, 190, None, None, "10.0.0.2:2"),
+        (0, 36, SNAP, None, 150, None),  # 1 s after the commit: the file may not hold it yet
+        (0, 40, COMMIT, 180, None, None, "10.0.0.3:3"),
+    ]  # fmt: skip
+    columns = ("stored_offset_before", "stored_before_source", "is_regression", "client_offset_after",
+               "previous_commit_host")  # fmt: skip
+    assert state(partition(rows), *columns) == [
+        (None, None, False, 100, None),
+        (None, None, False, 100, None),
+        (200, "snapshot", True, 190, None),  # above the last commit: that commit is no cause
+        (None, None, False, 190, None),
+        (190, "commit", True, 190, "10.0.0.2:2"),
+    ]
+
+
+def test_a_checkpoints_snapshot_settled_after_its_last_commit_is_what_the_first_commit_overwrites():
+    seed = {"last_commit_offset": 120, "last_commit_at": T0, "last_snapshot_offset": 50,
+            "last_snapshot_at": T0 + timedelta(seconds=60), "client_offset_hwm": 120, "last_stored_offset": 50}  # fmt: skip
+    unsettled = seed | {"last_snapshot_at": T0 + timedelta(seconds=5)}
+    rows = [
+        (0, None, SEED_RANK, None, None, seed, "10.0.0.1:1"), (0, 120, COMMIT, 60, None, None),
+        (1, None, SEED_RANK, None, None, unsettled, "10.0.0.1:1"), (1, 120, COMMIT, 60, None, None),
+    ]  # fmt: skip
+    assert state(
+        partition(rows), "_queue", "stored_offset_before", "stored_before_source", "is_regression"
+    ) == [
+        (0, 50, "snapshot", False),
+        (1, 120, "commit", True),
+    ]
 
 
 def test_a_commit_regression_carries_the_last_commit_before_it_even_the_checkpoints():

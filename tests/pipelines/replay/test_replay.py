@@ -149,13 +149,23 @@ def test_one_path_replays_in_line_order_across_its_versions_and_by_hash_within_a
     assert seqs == sorted(seqs) and seqs[2] == ("1|c.jsonl|000000000003|h-c.jsonla",)
 
 
-def test_previous_commit_wins_over_a_later_snapshot(spark):
-    # specification: the previous commit, failing that the latest snapshot
-    result = run(spark, [commit(10, 100, 1), commit(30, 95, 2)], [snapshot(20, 40)])
+def test_previous_commit_wins_over_a_later_snapshot_that_may_not_hold_it(spark):
+    # a snapshot within SNAPSHOT_SETTLE_SECONDS of the commit may have been written before it
+    result = run(spark, [commit(10, 100, 1), commit(30, 95, 2)], [snapshot(15, 40)])
     assert rows(result.commits, "committed_at", "stored_offset_before", "stored_before_source") == [
         (at(10), None, None),
         (at(30), 100, "commit"),
     ]
+
+
+def test_a_drop_of_the_brokers_table_is_one_regression_though_the_next_commit_is_below_the_last(spark):
+    # a failover: the settled snapshot shows the table at 50, which the next commit overwrites
+    result = run(spark, [commit(10, 120, 1), commit(120, 60, 2)], [snapshot(0, 100), snapshot(60, 50)])
+    assert rows(result.commits, "committed_at", "stored_offset_before", "stored_before_source") == [
+        (at(10), 100, "snapshot"),
+        (at(120), 50, "snapshot"),
+    ]
+    assert rows(result.regressions, *REGRESSION) == [(at(60), 50, 100, 50, "snapshot_pair", None)]
 
 
 def test_snapshot_decrease_without_commit_is_a_snapshot_pair_regression(spark):

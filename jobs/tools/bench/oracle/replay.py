@@ -7,7 +7,8 @@ One replay of everything, from nothing (no checkpoint), as a fresh lake's single
     ref_offset_regressions        silver/offset_regressions, each with its cause (pipelines.replay.explain's rules)
 
 Events of a queue are ordered by (event time, snapshot before commit, file, line). Per event:
-``stored_offset_before`` = previous commit's offset, else the latest snapshot before it;
+``stored_offset_before`` = previous commit's offset, unless a snapshot at least
+SNAPSHOT_SETTLE_SECONDS after that commit came since (then that snapshot's), else the latest snapshot;
 ``client_offset_after`` = max(first commit's starting point, every offset committed so far).
 Example, one queue::
 
@@ -94,6 +95,8 @@ def _state_sql() -> str:
             SELECT *,
                 last_value(commit_offset IGNORE NULLS) OVER before AS prev_commit,
                 last_value(snapshot_offset IGNORE NULLS) OVER before AS previous_snapshot_offset,
+                last_value(CASE WHEN snapshot_offset IS NOT NULL THEN event_at END IGNORE NULLS) OVER before
+                    AS previous_snapshot_at,
                 lag(coalesce(commit_offset, snapshot_offset)) OVER queue_order AS previous_stored_offset,
                 max(commit_offset) OVER upto AS max_commit_so_far,
                 count(snapshot_offset) OVER upto AS snapshot_segment,
@@ -103,20 +106,26 @@ def _state_sql() -> str:
             WINDOW queue_order AS (PARTITION BY {QUEUE} ORDER BY {ORDER}),
                    before AS (queue_order ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING),
                    upto AS (queue_order ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+        ), held AS (
+            SELECT *, prev_commit IS NOT NULL AND NOT coalesce(
+                    previous_snapshot_at >= previous_commit.at + INTERVAL {SNAPSHOT_SETTLE_SECONDS} SECOND, false)
+                    AS commit_holds
+            FROM first_pass
         ), judged AS (
             SELECT *, coalesce(commit_offset, snapshot_offset) AS stored_offset,
-                CASE WHEN commit_offset IS NOT NULL THEN coalesce(prev_commit, previous_snapshot_offset) END
+                CASE WHEN commit_offset IS NOT NULL
+                     THEN CASE WHEN commit_holds THEN prev_commit ELSE previous_snapshot_offset END END
                     AS stored_offset_before,
-                CASE WHEN commit_offset IS NOT NULL AND prev_commit IS NOT NULL THEN 'commit'
+                CASE WHEN commit_offset IS NOT NULL AND commit_holds THEN 'commit'
                      WHEN commit_offset IS NOT NULL AND previous_snapshot_offset IS NOT NULL THEN 'snapshot' END
                     AS stored_before_source,
-                commit_offset IS NOT NULL AND coalesce(commit_offset < coalesce(prev_commit, previous_snapshot_offset), false)
-                    AS is_regression,
+                commit_offset IS NOT NULL AND coalesce(commit_offset <
+                    CASE WHEN commit_holds THEN prev_commit ELSE previous_snapshot_offset END, false) AS is_regression,
                 previous_commit.at AS previous_commit_at, previous_commit.host AS previous_commit_host,
-                CASE WHEN commit_offset IS NULL
+                CASE WHEN commit_offset IS NULL AND commit_holds
                       AND previous_commit.at <= event_at - INTERVAL {SNAPSHOT_SETTLE_SECONDS} SECOND THEN prev_commit END
                     AS settled_commit_offset
-            FROM first_pass
+            FROM held
         ), marked AS (
             SELECT *,
                 greatest(
@@ -163,7 +172,10 @@ def _silver_sql() -> dict[str, str]:
             ), regressions AS (
                 SELECT {QUEUE}, event_at AS detected_at, commit_offset AS "offset", stored_offset_before AS stored_offset,
                        'commit' AS evidence, client_host, evidence AS commit_evidence, commit_path, key_kind,
-                       observation_seq, source_file, previous_commit_at, previous_commit_host, client_mark
+                       observation_seq, source_file,
+                       CASE WHEN commit_offset < prev_commit THEN previous_commit_at END AS previous_commit_at,
+                       CASE WHEN commit_offset < prev_commit THEN previous_commit_host END AS previous_commit_host,
+                       client_mark
                 FROM ref_state WHERE is_regression
                 UNION ALL
                 SELECT {QUEUE}, event_at, snapshot_offset,
