@@ -140,18 +140,23 @@ def still_landed(path: Path, size: int, mtime_ns: int) -> bool:
     return (stat.st_size, stat.st_mtime_ns) == (size, mtime_ns)
 
 
-def content_hash(path: Path) -> str:
-    """SHA-256 of the file's bytes, streamed."""
-    digest = hashlib.sha256()
+def content_hash(path: Path, size: int | None = None) -> str:
+    """SHA-256 of the file's bytes (its first ``size``: the file as it was found, though written
+    on since), streamed."""
+    digest, read = hashlib.sha256(), 0
     with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
+        while size is None or read < size:
+            block = handle.read(1 << 20 if size is None else min(1 << 20, size - read))
+            if not block:
+                break
             digest.update(block)
+            read += len(block)
     return digest.hexdigest()
 
 
-def content_hashes(paths: Sequence[Path]) -> list[str]:
-    """``content_hash`` of each path, in order, hashed in ``HASH_THREADS`` threads."""
-    if len(paths) < 2:
-        return [content_hash(p) for p in paths]
+def content_hashes(files: Sequence[tuple[Path, int | None]]) -> list[str]:
+    """``content_hash`` of each (path, size), in order, hashed in ``HASH_THREADS`` threads."""
+    if len(files) < 2:
+        return [content_hash(*f) for f in files]
     with ThreadPoolExecutor(HASH_THREADS) as pool:
-        return list(pool.map(content_hash, paths))
+        return list(pool.map(lambda f: content_hash(*f), files))

@@ -70,6 +70,7 @@ TASK_SCHEMA = StructType(
         StructField("path", StringType(), False),
         StructField("skip_bytes", LongType(), False),
         StructField("first_line", LongType(), False),
+        StructField("end_bytes", LongType(), True),
     ]
 )
 READ_SCHEMA = StructType(
@@ -95,6 +96,9 @@ class TextFile:
     # numbering its lines from ``first_line``
     skip_bytes: int = FROM_START.skip_bytes
     first_line: int = FROM_START.first_line
+    # a plain file's size when it was found and hashed: lines written on after that are read with
+    # its next copy, as the file grown (None: to its end)
+    size: int | None = None
 
 
 @dataclass(frozen=True)
@@ -129,14 +133,29 @@ def _open(path: str):
     return gzip.open(path, "rb") if is_compressed(path) else open(path, "rb")
 
 
-def _chunks(path: str, skip_bytes: int = 0) -> Iterator[bytes]:
+class _Upto:
+    """A plain file's handle that ends at byte ``end`` (``read1``, as content_blocks reads)."""
+
+    def __init__(self, handle, end: int):
+        self.handle, self.left = handle, end - handle.tell()
+
+    def read1(self, n: int) -> bytes:
+        piece = self.handle.read1(max(0, min(n, self.left)))
+        self.left -= len(piece)
+        return piece
+
+
+def _chunks(path: str, skip_bytes: int = 0, end_bytes: int | None = None) -> Iterator[bytes]:
     """The file's (decompressed) bytes in large blocks, split only after a newline; a plain
-    file's from byte ``skip_bytes`` on. A damaged stream raises after the whole lines before
-    the damage (the line it cut is not yielded)."""
+    file's from byte ``skip_bytes`` on, up to byte ``end_bytes`` (its size when it was hashed).
+    A damaged stream raises after the whole lines before the damage (the line it cut is not
+    yielded)."""
     pending = b""
     with _open(path) as handle:
         if skip_bytes:
             handle.seek(skip_bytes)
+        if end_bytes is not None and not isinstance(handle, gzip.GzipFile):
+            handle = _Upto(handle, end_bytes)
         for block in content_blocks(handle):
             data = pending + block
             cut = data.rfind(b"\n")
@@ -196,7 +215,7 @@ def _split_lines(chunk: bytes) -> pa.Array:
 def _read_file(meta: dict) -> Iterator[pa.RecordBatch]:
     next_line = meta["first_line"]
     try:
-        for chunk in _chunks(meta["path"], meta["skip_bytes"]):
+        for chunk in _chunks(meta["path"], meta["skip_bytes"], meta["end_bytes"]):
             lines, errors = _decode(_split_lines(chunk))
             yield _batch(meta, next_line, lines, errors)
             next_line += len(lines)
@@ -300,9 +319,9 @@ def read_file_lines(
     )
     if not files:
         return FileLines(spark.createDataFrame([], StructType(READ_SCHEMA.fields + extra_fields)), described)
-    tasks = [(n, f.path, f.skip_bytes, f.first_line) for n, f in enumerate(files)]
+    tasks = [(n, f.path, f.skip_bytes, f.first_line, f.size) for n, f in enumerate(files)]
     bins = balanced_bins(
-        [max(0, _size(f.path) - f.skip_bytes) for f in files],
+        [max(0, (_size(f.path) if f.size is None else f.size) - f.skip_bytes) for f in files],
         spark.sparkContext.defaultParallelism * TASKS_PER_CORE,
     )
     grouped = spark.sparkContext.parallelize([[tasks[i] for i in members] for members in bins], len(bins))

@@ -140,7 +140,7 @@ class ParseContext:
         # source: an admin-tool output saved under a folder time that is not read is observed then
         return [
             TextFile(str(f.path), str(f.path), f.cluster, f.broker, f.event_at, zone_of(f.cluster),
-                     self.hashes[str(f.path)], resume.skip_bytes, resume.first_line)
+                     self.hashes[str(f.path)], resume.skip_bytes, resume.first_line, f.size)
             for f, resume in zip(files, resumes, strict=True)
         ]  # fmt: skip
 

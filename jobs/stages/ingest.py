@@ -7,7 +7,8 @@ no-op; the files' final status and record counts are recorded last. A run that f
 pending batch (a crash) completes it first: whatever it had written is not written twice.
 A longer copy of a commit stream or log ingested before adds only its new lines, and so does a
 compressed one of the content of copies ingested before (a rotated log, an archive landed again
-longer or compressed otherwise; jobs.io.growth).
+longer or compressed otherwise; jobs.io.growth). A plain file is hashed and read as it was found
+(its size then): lines a collector writes on after that land with its next copy, once.
 
 With ``--from``/``--to``, files whose path gives a time outside the interval (snapshots,
 admin-tool outputs, client offsets) wait for the run that covers them; files without a
@@ -310,7 +311,7 @@ def _growth(candidates: list[Candidate], copies: Copies) -> Growth:
 def _candidates(files: list[LandedFile], cache) -> list[Candidate]:
     """Each file with its content hash (from ``cache`` when its path, size and mtime are known)."""
     cached = [cache.get((str(f.path), f.size, f.mtime_ns)) for f in files]
-    hashed = iter(content_hashes([f.path for f, known in zip(files, cached) if known is None]))
+    hashed = iter(content_hashes([(f.path, f.size) for f, known in zip(files, cached) if known is None]))
     hashes = [known or next(hashed) for known in cached]
     return [Candidate(f, h, BY_KIND[f.source_kind].identity(f, h)) for f, h in zip(files, hashes)]
 

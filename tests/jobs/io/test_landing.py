@@ -19,10 +19,18 @@ def test_files_hashed_in_parallel_keep_their_order(tmp_path):
         path.write_bytes(bytes([n]) * (n * 300_000 + 1))  # some over hashlib's GIL-free block size
         paths.append(path)
     expected = [hashlib.sha256(p.read_bytes()).hexdigest() for p in paths]
-    assert content_hashes(paths) == expected
+    assert content_hashes([(p, None) for p in paths]) == expected
     assert [content_hash(p) for p in paths] == expected
-    assert content_hashes(paths[:1]) == expected[:1]
+    assert content_hashes([(paths[0], None)]) == expected[:1]
     assert content_hashes([]) == []
+
+
+def test_a_file_written_on_after_it_was_found_is_hashed_as_it_was_found(tmp_path):
+    path = tmp_path / "commits.jsonl"
+    path.write_bytes(b"x" * 3_000_000 + b"written on\n")
+    found = hashlib.sha256(b"x" * 3_000_000).hexdigest()
+    assert content_hash(path, 3_000_000) == found
+    assert content_hashes([(path, 3_000_000), (path, 0)]) == [found, hashlib.sha256().hexdigest()]
 
 
 @pytest.mark.parametrize(

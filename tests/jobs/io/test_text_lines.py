@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import zlib
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pyarrow as pa
@@ -188,4 +189,19 @@ def test_commit_events_parsed_by_file_number_equal_those_parsed_with_their_files
     ] == [
         ("a.jsonl", "c1", "h-a.jsonl", 1),
         ("b.jsonl", "c1", "h-b.jsonl", 2),
+    ]
+
+
+def test_a_plain_file_is_read_as_far_as_it_was_found(spark, tmp_path):
+    plain, packed = tmp_path / "a.jsonl", tmp_path / "b.jsonl.gz"
+    plain.write_bytes(b'{"a":1}\n{"b":2}\n{"c":3}\n')
+    packed.write_bytes(gzip.compress(b'{"a":1}\n{"b":2}\n'))
+    found = [replace(text_file(plain), size=12), replace(text_file(packed), size=5)]
+    rows = sorted((r.source_file, r.line_no, r.line) for r in read_lines(spark, found).collect())
+    # the line written on after the file was found cut is landed as found: its next copy reads it again
+    assert rows == [
+        ("a.jsonl", 1, '{"a":1}'),
+        ("a.jsonl", 2, '{"b"'),
+        ("b.jsonl.gz", 1, '{"a":1}'),
+        ("b.jsonl.gz", 2, '{"b":2}'),
     ]

@@ -445,3 +445,39 @@ def test_an_archive_continues_one_a_crashed_run_left_pending(spark, tmp_path, mo
     run_stages(settings, reference, whole, START, END, "r1", REPLAYED)
 
     _assert_landed_as_once(reference, lake)
+
+
+@pytest.mark.slow
+def test_a_commit_file_written_on_while_its_run_ingests_it_lands_each_line_once(spark, tmp_path, monkeypatch):
+    """A collector goes on writing a commit stream after the run found it (its size and hash): the
+    run reads the file as it was found, and the next run reads only the lines written after that."""
+    import jobs.stages.ingest as ingest_stage
+
+    whole, landing = tmp_path / "whole", tmp_path / "landing"
+    simulate(SMALL, whole)
+    shutil.copytree(whole, landing)
+    commit_files = sorted((landing / "commits").rglob("*.jsonl"))
+    for path in commit_files:
+        data = path.read_bytes()
+        path.write_bytes(data[: data.index(b"\n", len(data) // 2) + 1])
+    hashed = ingest_stage.content_hashes
+
+    def hashed_then_written_on(files):
+        hashes = hashed(files)
+        for path in commit_files:
+            shutil.copy(whole / path.relative_to(landing), path)
+        return hashes
+
+    settings, lake, reference = Settings(), tmp_path / "lake", tmp_path / "reference"
+    monkeypatch.setattr(ingest_stage, "content_hashes", hashed_then_written_on)
+    run_stages(settings, lake, landing, START, END, "r1", REPLAYED)
+    monkeypatch.undo()
+    run_stages(settings, lake, landing, START, END, "r2", REPLAYED)
+    run_stages(settings, reference, whole, START, END, "r1", REPLAYED)
+
+    runs = DeltaTable(str(lake / "ops/ingest_runs")).to_pyarrow_table().to_pylist()
+    first = {r["source_file"]: r for r in runs if r["run_id"] == "r1" and r["source_kind"] == "commits"}
+    assert all(
+        r["file_size"] < (whole / Path(p).relative_to(landing)).stat().st_size for p, r in first.items()
+    )
+    _assert_landed_as_once(reference, lake)
