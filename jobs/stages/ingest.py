@@ -10,9 +10,11 @@ compressed one of the content of copies ingested before (a rotated log, an archi
 longer or compressed otherwise; jobs.io.growth). A plain file is hashed and read as it was found
 (its size then): lines a collector writes on after that land with its next copy, once.
 
-With ``--from``/``--to``, files whose path gives a time outside the interval (snapshots,
-admin-tool outputs, client offsets) wait for the run that covers them; files without a
-time in their path (commit streams, logs) are ingested whole when they first appear.
+With ``--to``, files whose path gives a time at or after it (snapshots, admin-tool outputs,
+client offsets) wait for the run that covers them; one of a time before ``--from`` that landed
+after the run of its time is ingested by the next run (its replay reaches back to it:
+jobs.stages.replay). Files without a time in their path (commit streams, logs) are ingested
+whole when they first appear.
 """
 
 from __future__ import annotations
@@ -63,9 +65,7 @@ class Candidate:
 
 def run(context: RunContext) -> None:
     """The stage's entry (see jobs.stages.runner)."""
-    context.ingest = run_ingest(
-        context.lake, context.settings, context.landing, context.start, context.end, context.run_id
-    )
+    context.ingest = run_ingest(context.lake, context.settings, context.landing, context.end, context.run_id)
 
 
 Content = tuple[int, str]  # a file's content: its size and SHA-256 (decompressed, for a gzip stream)
@@ -213,10 +213,10 @@ def _begins_with(head: bytes, size: int, content_hash: str) -> bool:
     return 0 < size <= len(head) and hashlib.sha256(head[:size]).hexdigest() == content_hash
 
 
-def _in_interval(file: LandedFile, start: datetime | None, end: datetime | None) -> bool:
-    if not BY_KIND[file.source_kind].time_in_path:
-        return True
-    return (start is None or file.event_at >= start) and (end is None or file.event_at < end)
+def _due(file: LandedFile, end: datetime | None) -> bool:
+    """Whether a run up to ``end`` ingests ``file``: one whose path gives a later time waits for
+    the run that covers it; an earlier one not ingested yet landed late, and is ingested now."""
+    return end is None or not BY_KIND[file.source_kind].time_in_path or file.event_at < end
 
 
 def _known_files(lake: Lake):
@@ -316,9 +316,9 @@ def _candidates(files: list[LandedFile], cache) -> list[Candidate]:
     return [Candidate(f, h, BY_KIND[f.source_kind].identity(f, h)) for f, h in zip(files, hashes)]
 
 
-def run_ingest(lake: Lake, settings: Settings, landing, start, end, run_id: str) -> IngestResult:
+def run_ingest(lake: Lake, settings: Settings, landing, end, run_id: str) -> IngestResult:
     """Ingest every landed file not ingested before (see the module docstring)."""
-    files = [f for f in discover(landing, patterns(settings)) if _in_interval(f, start, end)]
+    files = [f for f in discover(landing, patterns(settings)) if _due(f, end)]
     cache, done, pending, copies = _known_files(lake)
     candidates = _candidates(files, cache)
     batches = []
